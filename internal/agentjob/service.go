@@ -1,0 +1,272 @@
+package agentjob
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// MaxPromptBytes is the largest prompt accepted (SPEC §3).
+const MaxPromptBytes = 32 << 10
+
+// IdempotencyWindow is how long an Idempotency-Key is remembered.
+const IdempotencyWindow = 24 * time.Hour
+
+// Service is the job API's logic: it validates, consults the state machine,
+// and has the store apply the result atomically.
+type Service struct {
+	store Store
+	hub   *Hub
+	now   func() time.Time
+}
+
+// NewService returns a Service.
+func NewService(store Store, hub *Hub, now func() time.Time) *Service {
+	return &Service{store: store, hub: hub, now: now}
+}
+
+// ValidatePrompt checks a prompt of a create or message request.
+func ValidatePrompt(prompt string) error {
+	if strings.TrimFunc(prompt, unicode.IsSpace) == "" {
+		return apperr.New(apperr.Invalid, "prompt must contain at least one non-space character")
+	}
+	if len(prompt) > MaxPromptBytes {
+		return apperr.New(apperr.Invalid, "prompt is %d bytes; the limit is %d bytes (32 KiB)", len(prompt), MaxPromptBytes)
+	}
+	if !utf8.ValidString(prompt) {
+		return apperr.New(apperr.Invalid, "prompt must be valid UTF-8")
+	}
+	return nil
+}
+
+// Create starts a job for project with its first instruction. The second
+// result is true when idempotencyKey replays an earlier request.
+func (s *Service) Create(ctx context.Context, p tenant.Project, prompt, idempotencyKey string) (Job, bool, error) {
+	if err := ValidatePrompt(prompt); err != nil {
+		return Job{}, false, err
+	}
+	status, err := Transition("", EvCreate)
+	if err != nil {
+		return Job{}, false, err
+	}
+	now := s.now()
+	id := uuid.NewString()
+	job := Job{
+		ID:         id,
+		ProjectID:  p.ID,
+		Status:     status,
+		Repository: p.RepoURL,
+		Branch:     BranchName(id, prompt),
+		BaseRef:    p.BaseRef,
+		Model:      p.Model,
+		CreatedAt:  now,
+		UpdatedAt:  now,
+		Messages:   []Message{{Seq: 1, Prompt: prompt, State: TurnQueued, CreatedAt: now}},
+	}
+	idem := s.idempotency(createScope(p.ID), idempotencyKey, prompt, now)
+	events := []NewEvent{
+		{Type: EventStatus, Data: map[string]any{"status": Active}},
+		{Type: EventMessageQueued, Data: map[string]any{"seq": 1}},
+	}
+	job, replayed, err := s.store.CreateJob(ctx, job, idem, events)
+	if err != nil {
+		return Job{}, false, err
+	}
+	if !replayed {
+		s.hub.TurnQueued()
+	}
+	return job, replayed, nil
+}
+
+// Get returns a job of the project.
+func (s *Service) Get(ctx context.Context, projectID, id string) (Job, error) {
+	return s.store.GetJob(ctx, projectID, id)
+}
+
+// List returns a page of a project's jobs, newest first.
+func (s *Service) List(ctx context.Context, projectID string, q ListQuery) ([]Job, error) {
+	return s.store.ListJobs(ctx, projectID, q)
+}
+
+// Message adds a follow-up instruction. It runs after any turn already
+// queued or running for the job, in the order received.
+func (s *Service) Message(ctx context.Context, projectID, jobID, prompt, idempotencyKey string) (Job, bool, error) {
+	if err := ValidatePrompt(prompt); err != nil {
+		return Job{}, false, err
+	}
+	idem := s.idempotency(messageScope(projectID, jobID), idempotencyKey, prompt, s.now())
+	if job, found, err := s.replay(ctx, projectID, idem); err != nil || found {
+		return job, found, err
+	}
+	// The job may change between reading it and applying the change; the
+	// store refuses a stale from-status, and we decide again.
+	for attempt := 0; ; attempt++ {
+		job, err := s.store.GetJob(ctx, projectID, jobID)
+		if err != nil {
+			return Job{}, false, err
+		}
+		to, err := Transition(job.Status, EvFollowUp)
+		if err != nil {
+			return Job{}, false, err
+		}
+		seq := len(job.Messages) + 1
+		msg := Message{Seq: seq, Prompt: prompt, State: TurnQueued, CreatedAt: s.now()}
+		events := []NewEvent{{Type: EventMessageQueued, Data: map[string]any{"seq": seq}}}
+		if to != job.Status {
+			events = append(events, NewEvent{Type: EventStatus, Data: map[string]any{"status": to}})
+		}
+		updated, replayed, err := s.store.AddMessage(ctx, projectID, jobID, job.Status, to, msg, idem, events)
+		if err == nil {
+			if !replayed {
+				s.hub.JobChanged(jobID)
+				s.hub.TurnQueued()
+			}
+			return updated, replayed, nil
+		}
+		if !apperr.Is(err, apperr.Conflict) || attempt >= 3 {
+			return Job{}, false, err
+		}
+	}
+}
+
+// Archive archives a job. A running turn is stopped; the pull request is
+// left as it is. Archiving an archived job returns it unchanged.
+func (s *Service) Archive(ctx context.Context, projectID, jobID string) (Job, error) {
+	return s.change(ctx, projectID, jobID, EvArchive, "")
+}
+
+// Cancel stops an active job's running turn and drops its queued ones; the
+// job fails with an error that says it was canceled.
+func (s *Service) Cancel(ctx context.Context, projectID, jobID string) (Job, error) {
+	return s.change(ctx, projectID, jobID, EvCancel, "canceled by request")
+}
+
+func (s *Service) change(ctx context.Context, projectID, jobID string, ev Event, errText string) (Job, error) {
+	for attempt := 0; ; attempt++ {
+		job, err := s.store.GetJob(ctx, projectID, jobID)
+		if err != nil {
+			return Job{}, err
+		}
+		to, err := Transition(job.Status, ev)
+		if err != nil {
+			return Job{}, err
+		}
+		if to == job.Status && ev == EvArchive {
+			return job, nil
+		}
+		now := s.now()
+		change := StatusChange{From: job.Status, To: to, Error: errText, At: now}
+		if to == Archived {
+			change.ArchivedAt = &now
+		}
+		updated, err := s.store.ChangeStatus(ctx, projectID, jobID, change)
+		if err == nil {
+			if job.Status == Active {
+				s.hub.RequestCancel(jobID)
+			}
+			s.hub.JobChanged(jobID)
+			return updated, nil
+		}
+		if !apperr.Is(err, apperr.Conflict) || attempt >= 3 {
+			return Job{}, err
+		}
+	}
+}
+
+// Events returns a job's events after afterID.
+func (s *Service) Events(ctx context.Context, jobID string, afterID int64, limit int) ([]JobEvent, error) {
+	return s.store.ListEvents(ctx, jobID, afterID, limit)
+}
+
+// Subscribe returns a channel that receives a value when the job may have
+// new events, and a function to stop.
+func (s *Service) Subscribe(jobID string) (<-chan struct{}, func()) {
+	return s.hub.Subscribe(jobID)
+}
+
+// ReplayCreate returns the job an earlier create with the same
+// Idempotency-Key made, so a retry can be answered before it is counted
+// against a rate limit.
+func (s *Service) ReplayCreate(ctx context.Context, projectID, prompt, idempotencyKey string) (Job, bool, error) {
+	return s.replay(ctx, projectID, s.idempotency(createScope(projectID), idempotencyKey, prompt, s.now()))
+}
+
+// ReplayMessage is ReplayCreate for a follow-up message.
+func (s *Service) ReplayMessage(ctx context.Context, projectID, jobID, prompt, idempotencyKey string) (Job, bool, error) {
+	return s.replay(ctx, projectID, s.idempotency(messageScope(projectID, jobID), idempotencyKey, prompt, s.now()))
+}
+
+// replay returns the job of an earlier request with the same key, in its
+// current state, even if the job has moved on since.
+func (s *Service) replay(ctx context.Context, projectID string, idem *Idempotency) (Job, bool, error) {
+	if idem == nil {
+		return Job{}, false, nil
+	}
+	jobID, found, err := s.store.FindIdempotent(ctx, *idem)
+	if err != nil || !found {
+		return Job{}, false, err
+	}
+	job, err := s.store.GetJob(ctx, projectID, jobID)
+	return job, err == nil, err
+}
+
+func createScope(projectID string) string { return "create:" + projectID }
+
+func messageScope(projectID, jobID string) string { return "message:" + projectID + "/" + jobID }
+
+func (s *Service) idempotency(scope, key, prompt string, now time.Time) *Idempotency {
+	if key == "" {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(prompt))
+	return &Idempotency{Scope: scope, Key: key, RequestHash: sum[:], NotBefore: now.Add(-IdempotencyWindow)}
+}
+
+// ValidateIdempotencyKey checks the header's value.
+func ValidateIdempotencyKey(key string) error {
+	if len(key) > 255 {
+		return apperr.New(apperr.Invalid, "Idempotency-Key header is %d characters; the limit is 255", len(key))
+	}
+	for _, r := range key {
+		if r < 0x21 || r > 0x7e {
+			return apperr.New(apperr.Invalid, "Idempotency-Key header must be printable ASCII without spaces")
+		}
+	}
+	return nil
+}
+
+// BranchName is the job's branch: docsmith/<short-id>-<slug of the prompt>.
+func BranchName(id, prompt string) string {
+	short := strings.ReplaceAll(id, "-", "")
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(prompt) {
+		if b.Len() >= 40 {
+			break
+		}
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	slug := strings.Trim(b.String(), "-")
+	if slug == "" {
+		slug = "edit"
+	}
+	return fmt.Sprintf("docsmith/%s-%s", short, slug)
+}

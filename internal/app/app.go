@@ -1,0 +1,169 @@
+// Package app wires docsmith together: it opens the store, builds the
+// services, starts the HTTP server and the workers, and shuts them down in
+// reverse order.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/httpapi"
+	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/store/sqlite"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Main is one docsmith process. Set the fields, call Start, then Shutdown.
+type Main struct {
+	Config config.Config
+	Log    *slog.Logger
+	// Out receives what an operator must see once: the demo keys.
+	Out io.Writer
+	// Runner carries out agent turns.
+	Runner agentjob.Runner
+	Now    func() time.Time
+
+	store    *sqlite.Store
+	api      *httpapi.Server
+	http     *http.Server
+	listener net.Listener
+	stopBase context.CancelFunc
+	stopPool context.CancelFunc
+	wg       sync.WaitGroup
+	workerID string
+}
+
+// Start opens the store and begins serving and working. It returns once the
+// listener is bound; Addr tells where.
+func (m *Main) Start(ctx context.Context) error {
+	if m.Now == nil {
+		m.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+	}
+	if m.Out == nil {
+		m.Out = io.Discard
+	}
+	store, err := sqlite.Open(ctx, m.Config.DataDir)
+	if err != nil {
+		return fmt.Errorf("open store in %s: %w", m.Config.DataDir, err)
+	}
+	m.store = store
+	tenants := tenant.NewService(store, m.Now)
+	if m.Config.Demo {
+		if err := createDemo(ctx, tenants, m.Config, m.Out); err != nil {
+			store.Close()
+			return fmt.Errorf("create demo organization: %w", err)
+		}
+	}
+
+	hub := agentjob.NewHub()
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.api = httpapi.New(httpapi.Deps{
+		Tenants: tenants,
+		Jobs:    agentjob.NewService(store, hub, m.Now),
+		Limiter: ratelimit.New(store, m.Now),
+		Limits: httpapi.Limits{
+			AgentPerProjectHour:  m.Config.Limits.AgentPerProjectHour,
+			AssistantPerKeyMonth: m.Config.Limits.AssistantPerKeyMonth,
+			AssistantPerOrgHour:  m.Config.Limits.AssistantPerOrgHour,
+			AssistantPerIPDay:    m.Config.Limits.AssistantPerIPDay,
+		},
+		Log:            m.Log,
+		Registry:       registry,
+		Ready:          store.Ping,
+		MaxBodyBytes:   m.Config.MaxBodyBytes,
+		TrustedProxies: m.Config.TrustedProxies,
+	})
+
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		store.Close()
+		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
+	}
+	m.listener = ln
+	// Requests (and so event streams) hang off baseCtx, which Shutdown cancels.
+	baseCtx, stopBase := context.WithCancel(context.WithoutCancel(ctx))
+	m.stopBase = stopBase
+	m.http = &http.Server{
+		Handler:           m.api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	m.wg.Go(func() {
+		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Error("http server stopped", "err", err)
+		}
+	})
+
+	if m.Config.Workers > 0 {
+		host, _ := os.Hostname()
+		m.workerID = fmt.Sprintf("%s/%d/%d", host, os.Getpid(), m.Now().UnixNano())
+		runner := m.Runner
+		if runner == nil {
+			runner = noRunner{}
+		}
+		pool := agentjob.NewPool(agentjob.PoolConfig{
+			WorkerID:      m.workerID,
+			Workers:       m.Config.Workers,
+			Lease:         m.Config.TurnLease,
+			Poll:          m.Config.QueuePoll,
+			MaxAttempts:   m.Config.TurnMaxAttempts,
+			TurnTimeout:   m.Config.TurnTimeout,
+			ShutdownGrace: m.Config.ShutdownTimeout,
+		}, store, store, runner, hub, m.Log, m.Now)
+		poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
+		m.stopPool = stopPool
+		m.wg.Go(func() { pool.Run(poolCtx) })
+	}
+	m.Log.Info("docsmith started", "addr", ln.Addr().String(), "data_dir", m.Config.DataDir, "workers", m.Config.Workers)
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// Shutdown stops accepting requests, ends event streams, lets running turns
+// finish within the shutdown timeout (handing the rest back to the queue),
+// and closes the store.
+func (m *Main) Shutdown(ctx context.Context) error {
+	m.api.Drain()
+	if m.stopPool != nil {
+		m.stopPool()
+	}
+	m.stopBase()
+	ctx, cancel := context.WithTimeout(ctx, m.Config.ShutdownTimeout)
+	defer cancel()
+	httpErr := m.http.Shutdown(ctx)
+	if httpErr != nil {
+		httpErr = fmt.Errorf("http shutdown: %w", errors.Join(httpErr, m.http.Close()))
+	}
+	m.wg.Wait()
+	err := errors.Join(httpErr, m.store.Close())
+	m.Log.Info("docsmith stopped")
+	return err
+}
+
+// noRunner is the runner when none is built in: every turn fails with an
+// error that says so, rather than pretending to have done the work.
+type noRunner struct{}
+
+func (noRunner) RunTurn(_ context.Context, t agentjob.Turn, _ agentjob.Progress) (agentjob.TurnOutcome, error) {
+	return agentjob.TurnOutcome{}, fmt.Errorf("no agent runner is available for model %q in this build", t.Job.Model)
+}

@@ -1,0 +1,67 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/docsmith/docsmith/internal/apikey"
+	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Demo names.
+const (
+	DemoOrg     = "demo"
+	DemoProject = "demo"
+)
+
+// createDemo gives a fresh install something to try: on the first start with
+// an empty store it creates an organization, a project, and one key of each
+// kind, and prints the keys (once) with commands to paste.
+func createDemo(ctx context.Context, tenants *tenant.Service, cfg config.Config, out io.Writer) error {
+	orgs, err := tenants.Store().ListOrgs(ctx)
+	if err != nil || len(orgs) > 0 {
+		return err
+	}
+	if _, err := tenants.CreateOrg(ctx, DemoOrg); err != nil {
+		return err
+	}
+	project, err := tenants.CreateProject(ctx, tenant.Project{ID: DemoProject, OrgID: DemoOrg, RepoURL: "demo-docs", ForgeKind: tenant.ForgeLocal})
+	if err != nil {
+		return err
+	}
+	_, admin, err := tenants.CreateKey(ctx, DemoOrg, apikey.Admin, "demo admin")
+	if err != nil {
+		return err
+	}
+	_, assistant, err := tenants.CreateKey(ctx, DemoOrg, apikey.Assistant, "demo assistant")
+	if err != nil {
+		return err
+	}
+	base := "http://" + strings.Replace(cfg.Addr, "0.0.0.0", "127.0.0.1", 1)
+	fmt.Fprintf(out, `
+docsmith: first start, so a demo organization %q with project %q was created.
+These keys are shown once; only their hashes are stored.
+
+  admin key (agent endpoints):          %s
+  assistant key (assistant endpoints):  %s
+
+Create an agent job, then follow it:
+
+  curl -s -X POST %s/v2/agent/%s/job \
+    -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
+    -d '{"prompt": "Document the new --watch flag"}'
+
+  curl -s %s/v2/agent/%s/jobs -H 'Authorization: Bearer %s'
+  curl -s %s/v2/agent/%s/job/JOB_ID -H 'Authorization: Bearer %s'
+  curl -sN %s/v2/agent/%s/job/JOB_ID/events -H 'Authorization: Bearer %s'
+
+`, DemoOrg, project.ID, admin, assistant,
+		base, project.ID, admin,
+		base, project.ID, admin,
+		base, project.ID, admin,
+		base, project.ID, admin)
+	return nil
+}

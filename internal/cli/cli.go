@@ -1,0 +1,448 @@
+// Package cli is docsmith's command line: serve, migrate, config, and the
+// set-up commands that write organizations, projects, domains and keys.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apikey"
+	"github.com/docsmith/docsmith/internal/app"
+	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/store/sqlite"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Env is what a command reads and writes besides its arguments.
+type Env struct {
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+	LookupEnv func(string) (string, bool)
+}
+
+// errUsage marks an error already explained by a usage message.
+var errUsage = errors.New("usage")
+
+const usage = `docsmith: documentation agent jobs and assistant
+
+Usage:
+  docsmith serve [--addr 127.0.0.1:8080] [--data DIR] [options]   run the API and workers
+  docsmith migrate [--data DIR]                                    bring the database schema up to date
+  docsmith config show [options]                                   print the configuration, secrets masked
+  docsmith org create ORG | org list
+  docsmith project create --org ORG --id PROJECT --repo URL_OR_PATH [--ref main]
+                          [--forge github|gitlab|gitea|local] [--forge-url URL]
+                          [--token-env VAR] [--token-file PATH] [--docs-root DIR] [--model PROVIDER/MODEL]
+  docsmith project list [--org ORG]
+  docsmith domain create --org ORG --domain DOMAIN --project PROJECT [--ref REF] [--site-url URL]
+                         [--model PROVIDER/MODEL] [--allowed-origin URL ...] [--finish-thread-id=false]
+  docsmith domain list [--org ORG]
+  docsmith key create --org ORG --kind admin|assistant [--name NAME]   prints only the secret
+  docsmith key list [--org ORG] | key revoke --org ORG KEY_ID
+  docsmith apply FILE                                              create what a set-up file describes
+  docsmith version
+
+Every command finds its state through --data DIR or DOCSMITH_DATA_DIR (default ./data).
+'docsmith serve --help' lists every option with its environment variable and default.
+`
+
+// Version is set at build time.
+var Version = "dev"
+
+// Run runs one command and returns the process exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	err := dispatch(ctx, args, env)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintln(env.Stderr, "docsmith:", err)
+	return 1
+}
+
+func dispatch(ctx context.Context, args []string, env Env) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return errUsage
+	}
+	cmd, rest := args[0], args[1:]
+	sub := ""
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		sub = rest[0]
+	}
+	switch cmd + " " + sub {
+	case "org create", "org list", "project create", "project list", "domain create", "domain list",
+		"key create", "key list", "key revoke", "config show":
+		rest = rest[1:]
+		cmd += " " + sub
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, env)
+	case "migrate":
+		return withStore(ctx, "migrate", rest, env, nil, func(*tenant.Service, []string) error {
+			fmt.Fprintln(env.Stdout, "database schema is up to date")
+			return nil
+		})
+	case "config show":
+		return configShow(rest, env)
+	case "org create":
+		return orgCreate(ctx, rest, env)
+	case "org list":
+		return orgList(ctx, rest, env)
+	case "project create":
+		return projectCreate(ctx, rest, env)
+	case "project list":
+		return projectList(ctx, rest, env)
+	case "domain create":
+		return domainCreate(ctx, rest, env)
+	case "domain list":
+		return domainList(ctx, rest, env)
+	case "key create":
+		return keyCreate(ctx, rest, env)
+	case "key list":
+		return keyList(ctx, rest, env)
+	case "key revoke":
+		return keyRevoke(ctx, rest, env)
+	case "apply":
+		return apply(ctx, rest, env)
+	case "version":
+		fmt.Fprintln(env.Stdout, "docsmith", Version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(env.Stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(env.Stderr, "docsmith: unknown command %q\n\n%s", strings.TrimSpace(cmd), usage)
+	return errUsage
+}
+
+// parse parses flags that may come before or after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func newFlagSet(name string, env Env) *flag.FlagSet {
+	fs := flag.NewFlagSet("docsmith "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	return fs
+}
+
+// withStore parses a command's flags (plus the common options), opens the
+// store, and runs fn with the tenant service and the positional arguments.
+func withStore(ctx context.Context, name string, args []string, env Env, define func(*flag.FlagSet), fn func(*tenant.Service, []string) error) error {
+	fs := newFlagSet(name, env)
+	loader := config.Bind(fs, false)
+	if define != nil {
+		define(fs)
+	}
+	positional, err := parse(fs, args)
+	if err != nil {
+		return usageErr(err)
+	}
+	cfg, err := loader.Load(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	store, err := sqlite.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return fn(tenant.NewService(store, now), positional)
+}
+
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+func usageErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return errUsage
+}
+
+func required(name, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return fmt.Errorf("--%s is required", name)
+	}
+	return nil
+}
+
+func serve(ctx context.Context, args []string, env Env) error {
+	fs := newFlagSet("serve", env)
+	loader := config.Bind(fs, true)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, "Usage: docsmith serve [options]\n\nOptions (flag, environment variable, file key = name without dashes):\n")
+		_ = config.Help(env.Stderr)
+	}
+	if _, err := parse(fs, args); err != nil {
+		return usageErr(err)
+	}
+	cfg, err := loader.Load(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	m := &app.Main{Config: cfg, Log: cfg.Logger(env.Stderr), Out: env.Stdout}
+	if err := m.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return m.Shutdown(context.Background())
+}
+
+func configShow(args []string, env Env) error {
+	fs := newFlagSet("config show", env)
+	loader := config.Bind(fs, true)
+	if _, err := parse(fs, args); err != nil {
+		return usageErr(err)
+	}
+	cfg, err := loader.Load(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	return cfg.Show(env.Stdout)
+}
+
+func orgCreate(ctx context.Context, args []string, env Env) error {
+	return withStore(ctx, "org create", args, env, nil, func(t *tenant.Service, pos []string) error {
+		if len(pos) != 1 {
+			return errors.New("usage: docsmith org create ORG")
+		}
+		org, err := t.CreateOrg(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, org.ID)
+		return nil
+	})
+}
+
+func orgList(ctx context.Context, args []string, env Env) error {
+	return withStore(ctx, "org list", args, env, nil, func(t *tenant.Service, _ []string) error {
+		orgs, err := t.Store().ListOrgs(ctx)
+		if err != nil {
+			return err
+		}
+		return table(env.Stdout, []string{"ORG", "CREATED"}, len(orgs), func(i int) []string {
+			return []string{orgs[i].ID, orgs[i].CreatedAt.Format(time.RFC3339)}
+		})
+	})
+}
+
+func projectCreate(ctx context.Context, args []string, env Env) error {
+	var p tenant.Project
+	define := func(fs *flag.FlagSet) {
+		fs.StringVar(&p.OrgID, "org", "", "organization that owns the project (required)")
+		fs.StringVar(&p.ID, "id", "", "project id, URL-safe (required)")
+		fs.StringVar(&p.RepoURL, "repo", "", "git URL or local path of the docs repository (required)")
+		fs.StringVar(&p.BaseRef, "ref", "", "base branch (default main)")
+		fs.StringVar(&p.ForgeKind, "forge", "", "github, gitlab, gitea or local (default local)")
+		fs.StringVar(&p.ForgeURL, "forge-url", "", "forge API base URL")
+		fs.StringVar(&p.TokenEnv, "token-env", "", "environment variable that holds the forge token")
+		fs.StringVar(&p.TokenFile, "token-file", "", "file that holds the forge token")
+		fs.StringVar(&p.DocsRoot, "docs-root", "", "folder of the docs inside the repository (default the root)")
+		fs.StringVar(&p.Model, "model", "", "agent model, PROVIDER/MODEL (default builtin)")
+	}
+	return withStore(ctx, "project create", args, env, define, func(t *tenant.Service, _ []string) error {
+		for name, v := range map[string]string{"org": p.OrgID, "id": p.ID, "repo": p.RepoURL} {
+			if err := required(name, v); err != nil {
+				return err
+			}
+		}
+		created, err := t.CreateProject(ctx, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, created.ID)
+		return nil
+	})
+}
+
+func orgFilter(org *string) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) { fs.StringVar(org, "org", "", "only this organization's") }
+}
+
+func projectList(ctx context.Context, args []string, env Env) error {
+	var org string
+	return withStore(ctx, "project list", args, env, orgFilter(&org), func(t *tenant.Service, _ []string) error {
+		ps, err := t.Store().ListProjects(ctx, org)
+		if err != nil {
+			return err
+		}
+		return table(env.Stdout, []string{"PROJECT", "ORG", "REPO", "REF", "FORGE", "DOCS ROOT", "MODEL"}, len(ps), func(i int) []string {
+			p := ps[i]
+			return []string{p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.DocsRoot, p.Model}
+		})
+	})
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func domainCreate(ctx context.Context, args []string, env Env) error {
+	var d tenant.Domain
+	var origins stringList
+	define := func(fs *flag.FlagSet) {
+		fs.StringVar(&d.OrgID, "org", "", "organization that owns the domain (required)")
+		fs.StringVar(&d.ID, "domain", "", "domain id: the assistant site's id (required)")
+		fs.StringVar(&d.ProjectID, "project", "", "project whose docs the assistant answers from (required)")
+		fs.StringVar(&d.Ref, "ref", "", "ref of the docs (default the project's base ref)")
+		fs.StringVar(&d.SiteURL, "site-url", "", "public base URL of the docs site, for citation links")
+		fs.StringVar(&d.Model, "model", "", "assistant model, PROVIDER/MODEL (default extractive)")
+		fs.Var(&origins, "allowed-origin", "browser origin allowed to call the assistant (repeatable)")
+		fs.BoolVar(&d.FinishThreadID, "finish-thread-id", true, "send the top-level threadId on the v2 finish chunk (false for strict-schema clients)")
+	}
+	return withStore(ctx, "domain create", args, env, define, func(t *tenant.Service, _ []string) error {
+		for name, v := range map[string]string{"org": d.OrgID, "domain": d.ID, "project": d.ProjectID} {
+			if err := required(name, v); err != nil {
+				return err
+			}
+		}
+		d.AllowedOrigins = origins
+		created, err := t.CreateDomain(ctx, d)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, created.ID)
+		return nil
+	})
+}
+
+func domainList(ctx context.Context, args []string, env Env) error {
+	var org string
+	return withStore(ctx, "domain list", args, env, orgFilter(&org), func(t *tenant.Service, _ []string) error {
+		ds, err := t.Store().ListDomains(ctx, org)
+		if err != nil {
+			return err
+		}
+		return table(env.Stdout, []string{"DOMAIN", "ORG", "PROJECT", "REF", "SITE URL", "MODEL", "ORIGINS"}, len(ds), func(i int) []string {
+			d := ds[i]
+			return []string{d.ID, d.OrgID, d.ProjectID, d.Ref, d.SiteURL, d.Model, strings.Join(d.AllowedOrigins, ",")}
+		})
+	})
+}
+
+func keyCreate(ctx context.Context, args []string, env Env) error {
+	var org, kind, name string
+	define := func(fs *flag.FlagSet) {
+		fs.StringVar(&org, "org", "", "organization the key belongs to (required)")
+		fs.StringVar(&kind, "kind", "", "admin (agent endpoints) or assistant (assistant endpoints) (required)")
+		fs.StringVar(&name, "name", "", "a label for the key")
+	}
+	return withStore(ctx, "key create", args, env, define, func(t *tenant.Service, _ []string) error {
+		if err := required("org", org); err != nil {
+			return err
+		}
+		k, err := apikey.ParseKind(kind)
+		if err != nil {
+			return fmt.Errorf("--kind: %w", err)
+		}
+		_, secret, err := t.CreateKey(ctx, org, k, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, secret)
+		return nil
+	})
+}
+
+func keyList(ctx context.Context, args []string, env Env) error {
+	var org string
+	return withStore(ctx, "key list", args, env, orgFilter(&org), func(t *tenant.Service, _ []string) error {
+		keys, err := t.Store().ListKeys(ctx, org)
+		if err != nil {
+			return err
+		}
+		return table(env.Stdout, []string{"KEY ID", "ORG", "KIND", "NAME", "CREATED", "REVOKED"}, len(keys), func(i int) []string {
+			k := keys[i]
+			revoked := "-"
+			if k.RevokedAt != nil {
+				revoked = k.RevokedAt.Format(time.RFC3339)
+			}
+			return []string{k.ID, k.OrgID, string(k.Kind), k.Name, k.CreatedAt.Format(time.RFC3339), revoked}
+		})
+	})
+}
+
+func keyRevoke(ctx context.Context, args []string, env Env) error {
+	var org string
+	define := func(fs *flag.FlagSet) { fs.StringVar(&org, "org", "", "organization of the key (required)") }
+	return withStore(ctx, "key revoke", args, env, define, func(t *tenant.Service, pos []string) error {
+		if len(pos) != 1 {
+			return errors.New("usage: docsmith key revoke --org ORG KEY_ID (the id from 'docsmith key list')")
+		}
+		if err := required("org", org); err != nil {
+			return err
+		}
+		if err := t.Store().RevokeKey(ctx, org, pos[0], now()); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, "revoked", pos[0])
+		return nil
+	})
+}
+
+func apply(ctx context.Context, args []string, env Env) error {
+	return withStore(ctx, "apply", args, env, nil, func(t *tenant.Service, pos []string) error {
+		if len(pos) != 1 {
+			return errors.New("usage: docsmith apply FILE (a YAML set-up file; '-' reads standard input)")
+		}
+		var r io.Reader = env.Stdin
+		if pos[0] != "-" {
+			f, err := os.Open(pos[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			r = f
+		}
+		setup, err := tenant.ParseSetup(r)
+		if err != nil {
+			return err
+		}
+		res, err := t.Apply(ctx, setup)
+		for _, c := range res.Created {
+			fmt.Fprintln(env.Stdout, "created", c)
+		}
+		for _, u := range res.Updated {
+			fmt.Fprintln(env.Stdout, "updated", u)
+		}
+		for _, k := range res.Keys {
+			fmt.Fprintf(env.Stdout, "created %s key %q for org %s (shown once): %s\n", k.Kind, k.Name, k.OrgID, k.Secret)
+		}
+		return err
+	})
+}
+
+func table(w io.Writer, header []string, n int, row func(int) []string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for i := 0; i < n; i++ {
+		fmt.Fprintln(tw, strings.Join(row(i), "\t"))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,333 @@
+// Package config is docsmith's configuration as one table: every option has
+// a name, an environment variable, a flag, a default and a description, and
+// may be secret. Values come from flags, then DOCSMITH_* variables, then an
+// optional YAML file, then the default.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the resolved configuration.
+type Config struct {
+	ConfigFile      string
+	DataDir         string
+	Addr            string
+	LogLevel        slog.Level
+	LogFormat       string
+	Demo            bool
+	Workers         int
+	TurnTimeout     time.Duration
+	TurnLease       time.Duration
+	TurnMaxAttempts int
+	QueuePoll       time.Duration
+	ShutdownTimeout time.Duration
+	MaxBodyBytes    int64
+	TrustedProxies  []netip.Prefix
+	Limits          Limits
+
+	sources map[string]string // option name -> where its value came from
+	raw     map[string]string // option name -> value as given
+}
+
+// Limits are SPEC §6's rate limits; 0 turns a limit off.
+type Limits struct {
+	AgentPerProjectHour   int
+	AssistantPerKeyMonth  int
+	AssistantPerOrgHour   int
+	AssistantPerIPDay     int
+	AssistantPerKeyWindow time.Duration
+}
+
+type option struct {
+	name   string // file key; the flag is the name with '-', the variable DOCSMITH_ + upper name
+	def    string
+	desc   string
+	secret bool
+	common bool // offered as a flag by every command, not only serve
+	set    func(c *Config, v string) error
+}
+
+func (o option) flagName() string { return strings.ReplaceAll(o.name, "_", "-") }
+
+// EnvName is the option's environment variable.
+func (o option) EnvName() string { return "DOCSMITH_" + strings.ToUpper(o.name) }
+
+func table() []option {
+	return []option{
+		{name: "data_dir", def: "./data", common: true, desc: "directory of the SQLite database and other state", set: func(c *Config, v string) error {
+			if v == "" {
+				return errors.New("must not be empty")
+			}
+			c.DataDir = v
+			return nil
+		}},
+		{name: "addr", def: "127.0.0.1:8080", desc: "address the HTTP server listens on", set: func(c *Config, v string) error {
+			if _, _, err := splitHostPort(v); err != nil {
+				return err
+			}
+			c.Addr = v
+			return nil
+		}},
+		{name: "log_level", def: "info", common: true, desc: "debug, info, warn or error", set: func(c *Config, v string) error {
+			return c.LogLevel.UnmarshalText([]byte(v))
+		}},
+		{name: "log_format", def: "text", common: true, desc: "text or json", set: oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
+		{name: "demo", def: "true", desc: "on first start with an empty store, create a demo organization and print its keys", set: boolean(func(c *Config) *bool { return &c.Demo })},
+		{name: "workers", def: "4", desc: "agent turns run at once by this process (0: run no turns here)", set: integer(func(c *Config) *int { return &c.Workers }, 0)},
+		{name: "turn_timeout", def: "15m", desc: "wall-time budget of one agent turn", set: duration(func(c *Config) *time.Duration { return &c.TurnTimeout })},
+		{name: "turn_lease", def: "30s", desc: "a turn whose worker stops renewing its lease for this long is taken back", set: duration(func(c *Config) *time.Duration { return &c.TurnLease })},
+		{name: "turn_max_attempts", def: "3", desc: "runs of one turn (each crash costs one) before the job fails", set: integer(func(c *Config) *int { return &c.TurnMaxAttempts }, 1)},
+		{name: "queue_poll", def: "1s", desc: "how often idle workers look for turns queued by other processes", set: duration(func(c *Config) *time.Duration { return &c.QueuePoll })},
+		{name: "shutdown_timeout", def: "30s", desc: "on shutdown, how long requests and running turns may finish before turns are handed back", set: duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+		{name: "max_body_bytes", def: "1048576", desc: "largest request body accepted (413 above)", set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1024 {
+				return errors.New("must be a whole number of bytes, at least 1024")
+			}
+			c.MaxBodyBytes = n
+			return nil
+		}},
+		{name: "trusted_proxies", def: "", desc: "comma-separated CIDRs whose X-Forwarded-For is believed for the client IP", set: func(c *Config, v string) error {
+			c.TrustedProxies = nil
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s == "" {
+					continue
+				}
+				p, err := netip.ParsePrefix(s)
+				if err != nil {
+					return fmt.Errorf("%q is not a CIDR like 10.0.0.0/8", s)
+				}
+				c.TrustedProxies = append(c.TrustedProxies, p)
+			}
+			return nil
+		}},
+		{name: "limit_agent_per_project_hour", def: "100", desc: "agent creates and messages per project per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AgentPerProjectHour }, 0)},
+		{name: "limit_assistant_per_key_month", def: "10000", desc: "assistant requests per key per 30 days (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerKeyMonth }, 0)},
+		{name: "limit_assistant_per_org_hour", def: "10000", desc: "assistant requests per organization per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerOrgHour }, 0)},
+		{name: "limit_assistant_per_ip_day", def: "10000", desc: "assistant requests per client IP per day (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPDay }, 0)},
+	}
+}
+
+func splitHostPort(v string) (string, int, error) {
+	i := strings.LastIndex(v, ":")
+	if i < 0 {
+		return "", 0, errors.New("must be host:port, e.g. 127.0.0.1:8080")
+	}
+	port, err := strconv.Atoi(v[i+1:])
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, errors.New("port must be a number from 0 to 65535")
+	}
+	return v[:i], port, nil
+}
+
+func oneOf(field func(*Config) *string, allowed ...string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		for _, a := range allowed {
+			if v == a {
+				*field(c) = v
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+	}
+}
+
+func boolean(field func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		*field(c) = b
+		return nil
+	}
+}
+
+func integer(field func(*Config) *int, minimum int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < minimum {
+			return fmt.Errorf("must be a whole number, at least %d", minimum)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func duration(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errors.New("must be a positive duration like 30s or 15m")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+// Loader binds the table to a command's flags.
+type Loader struct {
+	fs      *flag.FlagSet
+	flags   map[string]*string
+	options []option
+	file    *string
+}
+
+// Bind registers the options on fs: all of them when all is true (serve,
+// config show), else only the common ones (data directory, logging).
+func Bind(fs *flag.FlagSet, all bool) *Loader {
+	l := &Loader{fs: fs, flags: make(map[string]*string), options: table()}
+	l.file = fs.String("config", "", "YAML file of options (keys as in 'docsmith config show'); also DOCSMITH_CONFIG")
+	for _, o := range l.options {
+		if all || o.common {
+			l.flags[o.name] = fs.String(o.flagName(), "", fmt.Sprintf("%s (env %s, default %q)", o.desc, o.EnvName(), o.def))
+		}
+	}
+	// SPEC §7 spells it --data.
+	fs.StringVar(l.flags["data_dir"], "data", "", "same as --data-dir")
+	return l
+}
+
+// Load resolves every option after fs was parsed. lookupEnv is os.LookupEnv
+// in production.
+func (l *Loader) Load(lookupEnv func(string) (string, bool)) (Config, error) {
+	c := Config{sources: make(map[string]string), raw: make(map[string]string)}
+	fileValues := map[string]string{}
+	c.ConfigFile = *l.file
+	if c.ConfigFile == "" {
+		c.ConfigFile, _ = lookupEnv("DOCSMITH_CONFIG")
+	}
+	if c.ConfigFile != "" {
+		var err error
+		if fileValues, err = readFile(c.ConfigFile, l.options); err != nil {
+			return Config{}, err
+		}
+	}
+	var errs []error
+	for _, o := range l.options {
+		value, source := o.def, "default"
+		if v, ok := fileValues[o.name]; ok {
+			value, source = v, "file"
+		}
+		if v, ok := lookupEnv(o.EnvName()); ok {
+			value, source = v, "env "+o.EnvName()
+		}
+		if o.secret {
+			if path, ok := lookupEnv(o.EnvName() + "_FILE"); ok {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s_FILE: %w", o.EnvName(), err))
+					continue
+				}
+				value, source = strings.TrimSpace(string(b)), "file "+o.EnvName()+"_FILE"
+			}
+		}
+		if f := l.flags[o.name]; f != nil && flagSet(l.fs, o) {
+			value, source = *f, "flag --"+o.flagName()
+		}
+		if err := o.set(&c, value); err != nil {
+			errs = append(errs, fmt.Errorf("%s (from %s) = %q: %w", o.name, source, value, err))
+			continue
+		}
+		c.sources[o.name], c.raw[o.name] = source, value
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func flagSet(fs *flag.FlagSet, o option) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == o.flagName() || (o.name == "data_dir" && f.Name == "data") {
+			set = true
+		}
+	})
+	return set
+}
+
+func readFile(path string, options []option) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config file: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("config file %s is not valid YAML: %w", path, err)
+	}
+	known := make(map[string]bool, len(options))
+	for _, o := range options {
+		known[o.name] = true
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		if !known[k] {
+			return nil, fmt.Errorf("config file %s: unknown option %q (see 'docsmith config show' for the names)", path, k)
+		}
+		switch v := v.(type) {
+		case []any:
+			parts := make([]string, len(v))
+			for i, p := range v {
+				parts[i] = fmt.Sprint(p)
+			}
+			out[k] = strings.Join(parts, ",")
+		case nil:
+			out[k] = ""
+		default:
+			out[k] = fmt.Sprint(v)
+		}
+	}
+	return out, nil
+}
+
+// Show writes every option with its value (secrets masked) and source.
+func (c Config) Show(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OPTION\tVALUE\tSOURCE")
+	for _, o := range table() {
+		v := c.raw[o.name]
+		if o.secret && v != "" {
+			v = "********"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", o.name, v, c.sources[o.name])
+	}
+	return tw.Flush()
+}
+
+// Help writes the table: option, flag, variable, default and description.
+func Help(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLAG\tENVIRONMENT\tDEFAULT\tDESCRIPTION")
+	fmt.Fprintln(tw, "--config\tDOCSMITH_CONFIG\t\tYAML file with any of the options below, keyed by their names (data_dir, addr, ...)")
+	for _, o := range table() {
+		def := o.def
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(tw, "--%s\t%s\t%s\t%s\n", o.flagName(), o.EnvName(), def, o.desc)
+	}
+	return tw.Flush()
+}
+
+// Logger builds the process logger from the configuration.
+func (c Config) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

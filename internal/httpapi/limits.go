@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// limit counts the request against rules and sets the RateLimit headers;
+// over a limit it returns a RateLimited error and sets Retry-After.
+func (s *Server) limit(w http.ResponseWriter, r *http.Request, rules ...ratelimit.Rule) error {
+	d, err := s.Limiter.Allow(r.Context(), rules...)
+	if err != nil {
+		return err
+	}
+	if d.Binding.Rule.Limit == 0 {
+		return nil // no limit configured
+	}
+	h := w.Header()
+	reset := ratelimit.RetryAfterSeconds(d.Binding.ResetIn)
+	h.Set("RateLimit-Limit", strconv.Itoa(d.Binding.Rule.Limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(d.Binding.Remaining))
+	h.Set("RateLimit-Reset", strconv.Itoa(reset))
+	if !d.Allowed {
+		h.Set("Retry-After", strconv.Itoa(reset))
+		return apperr.New(apperr.RateLimited, "%s", d.Message())
+	}
+	return nil
+}
+
+// Month is the assistant key limit's window.
+const Month = 30 * 24 * time.Hour
+
+// assistantRules are the three assistant limits of SPEC §6 for one request.
+func (s *Server) assistantRules(p tenant.Principal, clientIP netip.Addr) []ratelimit.Rule {
+	return []ratelimit.Rule{
+		{Name: "assistant requests per key", Key: "assistant:key:" + p.KeyID, Limit: s.Limits.AssistantPerKeyMonth, Window: Month},
+		{Name: "assistant requests per organization", Key: "assistant:org:" + p.OrgID, Limit: s.Limits.AssistantPerOrgHour, Window: time.Hour},
+		{Name: "assistant requests per client IP", Key: "assistant:ip:" + clientIP.String(), Limit: s.Limits.AssistantPerIPDay, Window: 24 * time.Hour},
+	}
+}
+
+// clientIP is the connection's peer, unless the peer is a trusted proxy: then
+// the right-most X-Forwarded-For address that is not itself a trusted proxy.
+func (s *Server) clientIP(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	peer = peer.Unmap()
+	if !s.trusted(peer) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		addr, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return peer
+		}
+		addr = addr.Unmap()
+		if !s.trusted(addr) {
+			return addr
+		}
+	}
+	return peer
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

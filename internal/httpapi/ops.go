@@ -1,0 +1,36 @@
+package httpapi
+
+import (
+	_ "embed"
+	"net/http"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+)
+
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// OpenAPIDocument returns the API description served at /openapi.json.
+func OpenAPIDocument() []byte { return openAPIDocument }
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// readyz answers 200 only while the store answers and the server is not
+// shutting down.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Ready(r.Context()); err != nil {
+		return apperr.Wrap(err, apperr.Unavailable, "not ready: the database does not answer")
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, err := w.Write(openAPIDocument)
+	return err
+}

@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+)
+
+// routes is the whole API surface on one screen.
+func (s *Server) routes() http.Handler {
+	t := newRouteTable()
+
+	t.add("GET /healthz", s.handle(s.healthz))
+	t.add("GET /readyz", s.handle(s.readyz))
+	t.add("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+	t.add("GET /openapi.json", s.handle(s.openAPI))
+
+	t.add("POST /v2/agent/{projectId}/job", s.handle(s.createJob))
+	t.add("GET /v2/agent/{projectId}/job/{id}", s.handle(s.getJob))
+	t.add("POST /v2/agent/{projectId}/job/{id}/message", s.handle(s.messageJob))
+	t.add("GET /v2/agent/{projectId}/jobs", s.handle(s.listJobs))
+	t.add("POST /v2/agent/{projectId}/job/{id}/archive", s.handle(s.archiveJob))
+	t.add("POST /v2/agent/{projectId}/job/{id}/cancel", s.handle(s.cancelJob))
+	t.add("GET /v2/agent/{projectId}/job/{id}/events", s.handle(s.jobEvents))
+
+	return t.finish(s)
+}
+
+// routeTable registers method patterns and adds, for each path, a JSON 405
+// with an Allow header for the other methods, and a JSON 404 for the rest.
+type routeTable struct {
+	mux     *http.ServeMux
+	methods map[string][]string // path -> methods
+	paths   []string
+}
+
+func newRouteTable() *routeTable {
+	return &routeTable{mux: http.NewServeMux(), methods: make(map[string][]string)}
+}
+
+func (t *routeTable) add(pattern string, h http.Handler) {
+	method, path, _ := strings.Cut(pattern, " ")
+	if _, seen := t.methods[path]; !seen {
+		t.paths = append(t.paths, path)
+	}
+	t.methods[path] = append(t.methods[path], method)
+	t.mux.Handle(pattern, h)
+}
+
+func (t *routeTable) finish(s *Server) http.Handler {
+	for _, path := range t.paths {
+		allowed := slices.Clone(t.methods[path])
+		if slices.Contains(allowed, http.MethodGet) {
+			allowed = append(allowed, http.MethodHead)
+		}
+		allow := strings.Join(allowed, ", ")
+		t.mux.Handle(path, s.handle(func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Allow", allow)
+			return apperr.New(apperr.MethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)
+		}))
+	}
+	t.mux.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return apperr.New(apperr.NotFound, "no endpoint at %s; see /openapi.json for the API", r.URL.Path)
+	}))
+	return t.mux
+}

@@ -1,0 +1,69 @@
+// Package httpapi is docsmith's HTTP interface: the route table, auth,
+// request decoding, rate limits, errors, and the job event stream.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Limits are the configured rate limits; 0 turns one off.
+type Limits struct {
+	AgentPerProjectHour  int
+	AssistantPerKeyMonth int
+	AssistantPerOrgHour  int
+	AssistantPerIPDay    int
+}
+
+// Deps is what the server needs.
+type Deps struct {
+	Tenants        *tenant.Service
+	Jobs           *agentjob.Service
+	Limiter        *ratelimit.Limiter
+	Limits         Limits
+	Log            *slog.Logger
+	Registry       *prometheus.Registry
+	Ready          func(ctx context.Context) error
+	MaxBodyBytes   int64
+	TrustedProxies []netip.Prefix
+	// EventPoll is how often an event stream looks for events written by
+	// other processes; EventHeartbeat how often an idle stream sends a comment.
+	EventPoll      time.Duration
+	EventHeartbeat time.Duration
+}
+
+// Server serves the API.
+type Server struct {
+	Deps
+	metrics  *metrics
+	draining atomic.Bool
+}
+
+// New returns a Server.
+func New(d Deps) *Server {
+	if d.EventPoll == 0 {
+		d.EventPoll = time.Second
+	}
+	if d.EventHeartbeat == 0 {
+		d.EventHeartbeat = 15 * time.Second
+	}
+	return &Server{Deps: d, metrics: newMetrics(d.Registry)}
+}
+
+// Drain makes new requests get 503 while the process shuts down.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Handler returns the whole API with its middleware.
+func (s *Server) Handler() http.Handler {
+	return s.middleware(s.routes())
+}

@@ -1,0 +1,115 @@
+// Package ratelimit enforces SPEC §6's limits with sliding windows kept in the
+// store, so counts survive restarts and are shared by every replica that
+// uses the same store.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Rule is one limit on one key: at most Limit hits in any Window.
+type Rule struct {
+	Name   string // names the limit in errors, e.g. "agent requests per project"
+	Key    string // what is counted, e.g. "agent:project:docs"
+	Limit  int
+	Window time.Duration
+}
+
+// Usage is one rule's state after a check.
+type Usage struct {
+	Rule      Rule
+	Used      int           // hits in the window, including this one if it was allowed
+	ResetIn   time.Duration // until the oldest hit in the window leaves it
+	Remaining int
+}
+
+// Store checks and records hits. Take counts, for each rule, the hits of its
+// key in (now-window, now]; if every rule has room it records one hit for
+// each, all atomically, and reports allowed. Otherwise nothing is recorded.
+type Store interface {
+	Take(ctx context.Context, now time.Time, rules []Rule) (allowed bool, usage []Usage, err error)
+}
+
+// Limiter checks requests against rules.
+type Limiter struct {
+	store Store
+	now   func() time.Time
+}
+
+// New returns a Limiter over store.
+func New(store Store, now func() time.Time) *Limiter {
+	return &Limiter{store: store, now: now}
+}
+
+// Decision is the outcome of Allow: whether the request may go ahead, and
+// the headers to send either way.
+type Decision struct {
+	Allowed bool
+	// Binding is the rule that refused the request, or the one with the least
+	// room left when it was allowed.
+	Binding Usage
+}
+
+// Allow checks and records one request against every rule.
+func (l *Limiter) Allow(ctx context.Context, rules ...Rule) (Decision, error) {
+	active := rules[:0:0]
+	for _, r := range rules {
+		if r.Limit > 0 {
+			active = append(active, r)
+		}
+	}
+	if len(active) == 0 {
+		return Decision{Allowed: true}, nil
+	}
+	allowed, usage, err := l.store.Take(ctx, l.now(), active)
+	if err != nil {
+		return Decision{}, fmt.Errorf("check rate limits: %w", err)
+	}
+	return Decision{Allowed: allowed, Binding: binding(allowed, usage)}, nil
+}
+
+// binding picks the rule the headers describe: when refused, the full rule
+// that frees up last (the client must wait for it); when allowed, the rule
+// with the least room left.
+func binding(allowed bool, usage []Usage) Usage {
+	var best Usage
+	found := false
+	for _, u := range usage {
+		u.Remaining = max(u.Rule.Limit-u.Used, 0)
+		switch {
+		case !allowed && u.Remaining > 0:
+			continue
+		case !found,
+			!allowed && u.ResetIn > best.ResetIn,
+			allowed && u.Remaining < best.Remaining:
+			best, found = u, true
+		}
+	}
+	return best
+}
+
+// RetryAfterSeconds rounds a wait up to whole seconds, at least one.
+func RetryAfterSeconds(d time.Duration) int {
+	return max(int(math.Ceil(d.Seconds())), 1)
+}
+
+// Message says which limit was hit and when to try again.
+func (d Decision) Message() string {
+	r := d.Binding.Rule
+	return fmt.Sprintf("rate limit exceeded: %s is %d per %s; retry in %ds", r.Name, r.Limit, windowName(r.Window), RetryAfterSeconds(d.Binding.ResetIn))
+}
+
+func windowName(w time.Duration) string {
+	switch w {
+	case time.Hour:
+		return "hour"
+	case 24 * time.Hour:
+		return "day"
+	case 30 * 24 * time.Hour:
+		return "month (30 days)"
+	}
+	return w.String()
+}

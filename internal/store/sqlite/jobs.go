@@ -1,0 +1,342 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/apperr"
+)
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// FindIdempotent returns the job an earlier request with the same key made.
+func (s *Store) FindIdempotent(ctx context.Context, idem agentjob.Idempotency) (string, bool, error) {
+	return findIdempotent(ctx, s.read, &idem)
+}
+
+func findIdempotent(ctx context.Context, q querier, idem *agentjob.Idempotency) (string, bool, error) {
+	var jobID string
+	var hash []byte
+	err := q.QueryRowContext(ctx, `SELECT job_id, request_hash FROM idempotency_keys WHERE scope = ? AND key = ? AND created_at >= ?`,
+		idem.Scope, idem.Key, toMicros(idem.NotBefore)).Scan(&jobID, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("look up idempotency key: %w", err)
+	}
+	if !bytes.Equal(hash, idem.RequestHash) {
+		return "", false, apperr.New(apperr.Invalid, "Idempotency-Key %q was already used with a different prompt; use a new key for a new request", idem.Key)
+	}
+	return jobID, true, nil
+}
+
+func rememberIdempotent(ctx context.Context, tx *sql.Tx, idem *agentjob.Idempotency, jobID string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, toMicros(idem.NotBefore)); err != nil {
+		return fmt.Errorf("expire idempotency keys: %w", err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)`,
+		idem.Scope, idem.Key, idem.RequestHash, jobID, toMicros(now))
+	if err != nil {
+		return fmt.Errorf("remember idempotency key: %w", err)
+	}
+	return nil
+}
+
+// CreateJob stores a job with its first queued turn and events. With an
+// idempotency key already used, it returns that job instead.
+func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	replayID := ""
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if idem != nil {
+			id, found, err := findIdempotent(ctx, tx, idem)
+			if err != nil {
+				return err
+			}
+			if found {
+				replayID = id
+				return nil
+			}
+			if err := rememberIdempotent(ctx, tx, idem, job.ID, job.CreatedAt); err != nil {
+				return err
+			}
+		}
+		files, err := json.Marshal(nonNil(job.FilesChanged))
+		if err != nil {
+			return fmt.Errorf("encode files: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, string(files), toMicros(job.CreatedAt), toMicros(job.UpdatedAt))
+		if err != nil {
+			return fmt.Errorf("insert job: %w", err)
+		}
+		for _, m := range job.Messages {
+			if err := insertTurn(ctx, tx, job.ID, m); err != nil {
+				return err
+			}
+		}
+		return appendEvents(ctx, tx, job.ID, job.CreatedAt, events)
+	})
+	if err != nil {
+		return agentjob.Job{}, false, err
+	}
+	if replayID != "" {
+		j, err := s.GetJob(ctx, job.ProjectID, replayID)
+		return j, true, err
+	}
+	j, err := s.GetJob(ctx, job.ProjectID, job.ID)
+	return j, false, err
+}
+
+func insertTurn(ctx context.Context, tx *sql.Tx, jobID string, m agentjob.Message) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_turns (job_id, seq, prompt, state, created_at) VALUES (?, ?, ?, ?, ?)`,
+		jobID, m.Seq, m.Prompt, string(m.State), toMicros(m.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert turn: %w", err)
+	}
+	return nil
+}
+
+func appendEvents(ctx context.Context, tx *sql.Tx, jobID string, at time.Time, events []agentjob.NewEvent) error {
+	for _, e := range events {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return fmt.Errorf("encode %s event: %w", e.Type, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, type, data, created_at) VALUES (?, ?, ?, ?)`, jobID, e.Type, string(data), toMicros(at)); err != nil {
+			return fmt.Errorf("insert %s event: %w", e.Type, err)
+		}
+	}
+	return nil
+}
+
+const jobColumns = `id, project_id, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, created_at, updated_at, completed_at, archived_at`
+
+func scanJob(row scanner) (agentjob.Job, error) {
+	var j agentjob.Job
+	var status, files string
+	var created, updatedAt int64
+	var completed, archived sql.NullInt64
+	err := row.Scan(&j.ID, &j.ProjectID, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &created, &updatedAt, &completed, &archived)
+	if err != nil {
+		return j, err
+	}
+	j.Status = agentjob.Status(status)
+	j.CreatedAt, j.UpdatedAt = fromMicros(created), fromMicros(updatedAt)
+	j.CompletedAt, j.ArchivedAt = timePtr(completed), timePtr(archived)
+	if err := json.Unmarshal([]byte(files), &j.FilesChanged); err != nil {
+		return j, fmt.Errorf("decode files of job %s: %w", j.ID, err)
+	}
+	return j, nil
+}
+
+// GetJob returns a job of the project with its messages.
+func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job, error) {
+	return getJob(ctx, s.read, projectID, id)
+}
+
+func getJob(ctx context.Context, q querier, projectID, id string) (agentjob.Job, error) {
+	j, err := scanJob(q.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ? AND project_id = ?`, id, projectID))
+	if err != nil {
+		return agentjob.Job{}, notFoundOr(err, "job", id)
+	}
+	msgs, err := loadMessages(ctx, q, []string{id})
+	if err != nil {
+		return agentjob.Job{}, err
+	}
+	j.Messages = msgs[id]
+	return j, nil
+}
+
+func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][]agentjob.Message, error) {
+	out := make(map[string][]agentjob.Message, len(jobIDs))
+	if len(jobIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(jobIDs))
+	for i, id := range jobIDs {
+		args[i] = id
+	}
+	rows, err := q.QueryContext(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("load messages: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var jobID, state string
+		var m agentjob.Message
+		var created int64
+		var started, finished sql.NullInt64
+		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished); err != nil {
+			return nil, fmt.Errorf("scan message: %w", err)
+		}
+		m.State = agentjob.TurnState(state)
+		m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
+		out[jobID] = append(out[jobID], m)
+	}
+	return out, rows.Err()
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// ListJobs returns a page of the project's jobs, newest first.
+func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQuery) ([]agentjob.Job, error) {
+	query := `SELECT ` + jobColumns + ` FROM jobs WHERE project_id = ?`
+	args := []any{projectID}
+	if q.Status != "" {
+		query += ` AND status = ?`
+		args = append(args, string(q.Status))
+	}
+	if q.After != nil {
+		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		at := toMicros(q.After.CreatedAt)
+		args = append(args, at, at, q.After.ID)
+	}
+	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, q.Limit)
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	var jobs []agentjob.Job
+	var ids []string
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("scan job: %w", err)
+		}
+		jobs = append(jobs, j)
+		ids = append(ids, j.ID)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	msgs, err := loadMessages(ctx, s.read, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range jobs {
+		jobs[i].Messages = msgs[jobs[i].ID]
+	}
+	return jobs, nil
+}
+
+// AddMessage queues a follow-up turn and moves the job from one status to
+// another, only while the job is still in from.
+func (s *Store) AddMessage(ctx context.Context, projectID, jobID string, from, to agentjob.Status, msg agentjob.Message, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	replayed := false
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if idem != nil {
+			_, found, err := findIdempotent(ctx, tx, idem)
+			if err != nil {
+				return err
+			}
+			if found {
+				replayed = true
+				return nil
+			}
+			if err := rememberIdempotent(ctx, tx, idem, jobID, msg.CreatedAt); err != nil {
+				return err
+			}
+		}
+		var seq int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM job_turns WHERE job_id = ?`, jobID).Scan(&seq); err != nil {
+			return fmt.Errorf("next message number: %w", err)
+		}
+		if seq != msg.Seq {
+			return apperr.New(apperr.Conflict, "job %s changed while the message was added", jobID)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, updated_at = ?, error = CASE WHEN ? = 'active' THEN '' ELSE error END, completed_at = CASE WHEN ? = 'active' THEN NULL ELSE completed_at END WHERE id = ? AND project_id = ? AND status = ?`,
+			string(to), toMicros(msg.CreatedAt), string(to), string(to), jobID, projectID, string(from))
+		if err != nil {
+			return fmt.Errorf("update job: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return apperr.New(apperr.Conflict, "job %s changed while the message was added", jobID)
+		}
+		if err := insertTurn(ctx, tx, jobID, msg); err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, jobID, msg.CreatedAt, events)
+	})
+	if err != nil {
+		return agentjob.Job{}, false, err
+	}
+	j, err := s.GetJob(ctx, projectID, jobID)
+	return j, replayed, err
+}
+
+// ChangeStatus applies an archive or cancel: it moves the job, drops its
+// queued turns and asks its running turn to stop, in one transaction.
+func (s *Store) ChangeStatus(ctx context.Context, projectID, jobID string, c agentjob.StatusChange) (agentjob.Job, error) {
+	var job agentjob.Job
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, updated_at = ?, archived_at = COALESCE(?, archived_at), error = CASE WHEN ? <> '' THEN ? ELSE error END WHERE id = ? AND project_id = ? AND status = ?`,
+			string(c.To), toMicros(c.At), nullMicros(c.ArchivedAt), c.Error, c.Error, jobID, projectID, string(c.From))
+		if err != nil {
+			return fmt.Errorf("update job: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return apperr.New(apperr.Conflict, "job %s changed while its status was being set", jobID)
+		}
+		if c.From == agentjob.Active {
+			reason := c.Error
+			if reason == "" {
+				reason = "the job was " + string(c.To)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE job_turns SET state = 'canceled', error = ?, finished_at = ? WHERE job_id = ? AND state = 'queued'`, reason, toMicros(c.At), jobID); err != nil {
+				return fmt.Errorf("cancel queued turns: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE job_turns SET cancel_requested = 1 WHERE job_id = ? AND state = 'running'`, jobID); err != nil {
+				return fmt.Errorf("cancel running turn: %w", err)
+			}
+		}
+		job, err = getJob(ctx, tx, projectID, jobID)
+		if err != nil {
+			return err
+		}
+		events := append(c.Events, agentjob.NewEvent{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)})
+		return appendEvents(ctx, tx, jobID, c.At, events)
+	})
+	return job, err
+}
+
+// AppendEvents adds events to a job's stream.
+func (s *Store) AppendEvents(ctx context.Context, jobID string, at time.Time, events []agentjob.NewEvent) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error { return appendEvents(ctx, tx, jobID, at, events) })
+}
+
+// ListEvents returns up to limit events of a job after afterID, oldest first.
+func (s *Store) ListEvents(ctx context.Context, jobID string, afterID int64, limit int) ([]agentjob.JobEvent, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, type, data, created_at FROM job_events WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?`, jobID, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	defer rows.Close()
+	var out []agentjob.JobEvent
+	for rows.Next() {
+		e := agentjob.JobEvent{JobID: jobID}
+		var data string
+		var created int64
+		if err := rows.Scan(&e.ID, &e.Type, &data, &created); err != nil {
+			return nil, fmt.Errorf("scan event: %w", err)
+		}
+		e.Data, e.CreatedAt = json.RawMessage(data), fromMicros(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,177 @@
+// Package sqlite is docsmith's embedded store: one SQLite file in WAL mode,
+// written through a single connection and read through a pool.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the SQLite store. It satisfies every store interface.
+type Store struct {
+	write *sql.DB
+	read  *sql.DB
+}
+
+var (
+	_ tenant.Store    = (*Store)(nil)
+	_ agentjob.Store  = (*Store)(nil)
+	_ ratelimit.Store = (*Store)(nil)
+)
+
+// FileName is the database file inside the data directory.
+const FileName = "docsmith.db"
+
+// Open opens (creating if needed) the database in dir and brings its schema
+// up to date.
+func Open(ctx context.Context, dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	// busy_timeout must come first: setting WAL mode itself can meet a lock.
+	pragmas := []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", "temp_store(MEMORY)"}
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	writeDSN := "file:" + path + "?" + q.Encode() + "&_txlock=immediate"
+	q.Add("_pragma", "query_only(1)")
+	readDSN := "file:" + path + "?" + q.Encode()
+
+	write, err := sql.Open("sqlite", writeDSN)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite for writing: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	s := &Store{write: write}
+	if err := s.migrate(ctx); err != nil {
+		write.Close()
+		return nil, err
+	}
+	read, err := sql.Open("sqlite", readDSN)
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite for reading: %w", err)
+	}
+	read.SetMaxOpenConns(max(4, runtime.NumCPU()))
+	s.read = read
+	return s, nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.read.PingContext(ctx)
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number: %w", base, err)
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("read migration %s: %w", base, err)
+		}
+		err = s.writeTx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, toMicros(time.Now()))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("apply migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// writeTx runs fn in an immediate transaction on the single write connection.
+func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func toMicros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: toMicros(*t), Valid: true}
+}
+
+func timePtr(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMicros(n.Int64)
+	return &t
+}
+
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		code := se.Code()
+		return code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}

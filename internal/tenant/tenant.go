@@ -1,0 +1,338 @@
+// Package tenant holds organizations, projects, domains and API keys: who may
+// call docsmith, and what a project or assistant domain points at.
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apikey"
+	"github.com/docsmith/docsmith/internal/apperr"
+)
+
+// Org owns projects, domains and keys.
+type Org struct {
+	ID        string
+	CreatedAt time.Time
+}
+
+// Forge kinds a project can use.
+const (
+	ForgeGitHub = "github"
+	ForgeGitLab = "gitlab"
+	ForgeGitea  = "gitea"
+	ForgeLocal  = "local"
+)
+
+// Project is a docs repository the agent works on.
+type Project struct {
+	ID        string
+	OrgID     string
+	RepoURL   string
+	BaseRef   string
+	ForgeKind string
+	ForgeURL  string
+	// TokenEnv and TokenFile name where the forge token lives; the token
+	// itself is never stored.
+	TokenEnv  string
+	TokenFile string
+	DocsRoot  string
+	Model     string
+	CreatedAt time.Time
+}
+
+// Domain is an assistant site: the docs it answers from and who may call it.
+type Domain struct {
+	ID             string
+	OrgID          string
+	ProjectID      string
+	Ref            string
+	SiteURL        string
+	Model          string
+	AllowedOrigins []string
+	// FinishThreadID controls the top-level threadId on the v2 finish chunk,
+	// which strict-schema AI SDK clients reject.
+	FinishThreadID bool
+	CreatedAt      time.Time
+}
+
+// Key is a stored API key; only the hash of its secret is kept.
+type Key struct {
+	ID        string
+	OrgID     string
+	Kind      apikey.Kind
+	Name      string
+	Hash      []byte
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+// Store keeps tenants. Implementations return apperr NotFound for unknown
+// ids and apperr Conflict for duplicates.
+type Store interface {
+	CreateOrg(ctx context.Context, org Org) error
+	GetOrg(ctx context.Context, id string) (Org, error)
+	ListOrgs(ctx context.Context) ([]Org, error)
+	CreateProject(ctx context.Context, p Project) error
+	UpdateProject(ctx context.Context, p Project) error
+	GetProject(ctx context.Context, id string) (Project, error)
+	ListProjects(ctx context.Context, orgID string) ([]Project, error)
+	CreateDomain(ctx context.Context, d Domain) error
+	UpdateDomain(ctx context.Context, d Domain) error
+	GetDomain(ctx context.Context, id string) (Domain, error)
+	ListDomains(ctx context.Context, orgID string) ([]Domain, error)
+	CreateKey(ctx context.Context, k Key) error
+	GetKey(ctx context.Context, id string) (Key, error)
+	ListKeys(ctx context.Context, orgID string) ([]Key, error)
+	RevokeKey(ctx context.Context, orgID, id string, at time.Time) error
+}
+
+// Defaults for a new project.
+const (
+	DefaultBaseRef = "main"
+	DefaultModel   = "builtin"
+)
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidID checks an operator-chosen id (org, project, domain): URL-safe,
+// 1–64 characters, starting with a letter or digit.
+func ValidID(field, id string) error {
+	if !idPattern.MatchString(id) {
+		return apperr.New(apperr.Invalid, "%s %q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", field, id)
+	}
+	return nil
+}
+
+// Normalize fills defaults and checks a project before it is stored.
+func (p *Project) Normalize() error {
+	if err := ValidID("project id", p.ID); err != nil {
+		return err
+	}
+	if err := ValidID("org", p.OrgID); err != nil {
+		return err
+	}
+	if strings.TrimSpace(p.RepoURL) == "" {
+		return apperr.New(apperr.Invalid, "repo is required: a git URL or a local path")
+	}
+	if strings.HasPrefix(p.RepoURL, "-") {
+		return apperr.New(apperr.Invalid, "repo %q must not start with '-'", p.RepoURL)
+	}
+	if u, err := url.Parse(p.RepoURL); err == nil && u.User != nil {
+		if _, hasPassword := u.User.Password(); hasPassword {
+			return apperr.New(apperr.Invalid, "repo URL must not contain a password; name the token with --token-env or --token-file")
+		}
+	}
+	if p.BaseRef == "" {
+		p.BaseRef = DefaultBaseRef
+	}
+	if strings.HasPrefix(p.BaseRef, "-") || strings.ContainsAny(p.BaseRef, " ~^:?*[\\") {
+		return apperr.New(apperr.Invalid, "ref %q is not a valid branch name", p.BaseRef)
+	}
+	if p.ForgeKind == "" {
+		p.ForgeKind = ForgeLocal
+	}
+	switch p.ForgeKind {
+	case ForgeGitHub, ForgeGitLab, ForgeGitea, ForgeLocal:
+	default:
+		return apperr.New(apperr.Invalid, "forge %q must be one of github, gitlab, gitea, local", p.ForgeKind)
+	}
+	if p.ForgeURL != "" {
+		if err := checkHTTPURL("forge-url", p.ForgeURL); err != nil {
+			return err
+		}
+	}
+	if p.ForgeKind != ForgeLocal && p.ForgeKind != ForgeGitHub && p.ForgeURL == "" {
+		return apperr.New(apperr.Invalid, "forge %s needs --forge-url (the API base URL)", p.ForgeKind)
+	}
+	p.DocsRoot = strings.Trim(p.DocsRoot, "/")
+	if p.DocsRoot == "" {
+		p.DocsRoot = "."
+	}
+	if strings.HasPrefix(p.DocsRoot, "..") || strings.Contains(p.DocsRoot, "/../") {
+		return apperr.New(apperr.Invalid, "docs-root %q must stay inside the repository", p.DocsRoot)
+	}
+	if p.Model == "" {
+		p.Model = DefaultModel
+	}
+	return ValidModel(p.Model)
+}
+
+// Normalize fills defaults and checks a domain before it is stored.
+func (d *Domain) Normalize() error {
+	if err := ValidID("domain", d.ID); err != nil {
+		return err
+	}
+	if err := ValidID("project", d.ProjectID); err != nil {
+		return err
+	}
+	if d.SiteURL != "" {
+		if err := checkHTTPURL("site-url", d.SiteURL); err != nil {
+			return err
+		}
+	}
+	if d.Model == "" {
+		d.Model = "extractive"
+	}
+	if err := ValidModel(d.Model); err != nil {
+		return err
+	}
+	for _, o := range d.AllowedOrigins {
+		if o == "*" {
+			continue
+		}
+		if err := checkHTTPURL("allowed origin", o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidModel checks a PROVIDER/MODEL name.
+func ValidModel(m string) error {
+	switch {
+	case m == "builtin", m == "extractive":
+		return nil
+	case strings.HasPrefix(m, "openai/") && len(m) > len("openai/"),
+		strings.HasPrefix(m, "anthropic/") && len(m) > len("anthropic/"):
+		return nil
+	}
+	return apperr.New(apperr.Invalid, "model %q must be builtin, extractive, openai/NAME or anthropic/NAME", m)
+}
+
+func checkHTTPURL(field, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return apperr.New(apperr.Invalid, "%s %q must be an http(s) URL", field, s)
+	}
+	return nil
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	OrgID string
+	KeyID string
+	Kind  apikey.Kind
+}
+
+// Service creates tenants and authenticates keys.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns a Service over store.
+func NewService(store Store, now func() time.Time) *Service {
+	return &Service{store: store, now: now}
+}
+
+// CreateOrg creates an organization.
+func (s *Service) CreateOrg(ctx context.Context, id string) (Org, error) {
+	if err := ValidID("org", id); err != nil {
+		return Org{}, err
+	}
+	org := Org{ID: id, CreatedAt: s.now()}
+	return org, s.store.CreateOrg(ctx, org)
+}
+
+// CreateProject checks and stores a project of an existing organization.
+func (s *Service) CreateProject(ctx context.Context, p Project) (Project, error) {
+	if err := p.Normalize(); err != nil {
+		return Project{}, err
+	}
+	if _, err := s.store.GetOrg(ctx, p.OrgID); err != nil {
+		return Project{}, err
+	}
+	p.CreatedAt = s.now()
+	return p, s.store.CreateProject(ctx, p)
+}
+
+// CreateDomain checks and stores a domain over a project of the same
+// organization.
+func (s *Service) CreateDomain(ctx context.Context, d Domain) (Domain, error) {
+	if err := d.Normalize(); err != nil {
+		return Domain{}, err
+	}
+	p, err := s.store.GetProject(ctx, d.ProjectID)
+	if err != nil {
+		return Domain{}, err
+	}
+	if p.OrgID != d.OrgID {
+		return Domain{}, apperr.New(apperr.NotFound, "project %q not found in org %q", d.ProjectID, d.OrgID)
+	}
+	if d.Ref == "" {
+		d.Ref = p.BaseRef
+	}
+	d.CreatedAt = s.now()
+	return d, s.store.CreateDomain(ctx, d)
+}
+
+// CreateKey makes a key and returns its secret, which is not kept.
+func (s *Service) CreateKey(ctx context.Context, orgID string, kind apikey.Kind, name string) (Key, string, error) {
+	if _, err := s.store.GetOrg(ctx, orgID); err != nil {
+		return Key{}, "", err
+	}
+	g, err := apikey.Generate(kind)
+	if err != nil {
+		return Key{}, "", fmt.Errorf("generate key: %w", err)
+	}
+	k := Key{ID: g.ID, OrgID: orgID, Kind: kind, Name: name, Hash: g.Hash, CreatedAt: s.now()}
+	if err := s.store.CreateKey(ctx, k); err != nil {
+		return Key{}, "", err
+	}
+	return k, g.Secret, nil
+}
+
+// Authenticate checks a presented key. Malformed, unknown, revoked and
+// mismatched keys are all Unauthorized with the same message, so a caller
+// learns nothing about which keys exist.
+func (s *Service) Authenticate(ctx context.Context, presented string) (Principal, error) {
+	unknown := apperr.New(apperr.Unauthorized, "the API key is not valid; send Authorization: Bearer <key>")
+	parsed, err := apikey.Parse(presented)
+	if err != nil {
+		return Principal{}, unknown
+	}
+	k, err := s.store.GetKey(ctx, parsed.ID)
+	if apperr.Is(err, apperr.NotFound) {
+		return Principal{}, unknown
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("look up key: %w", err)
+	}
+	if !apikey.Matches(presented, k.Hash) || k.RevokedAt != nil || k.Kind != parsed.Kind {
+		return Principal{}, unknown
+	}
+	return Principal{OrgID: k.OrgID, KeyID: k.ID, Kind: k.Kind}, nil
+}
+
+// ProjectFor returns the project if it belongs to the principal's
+// organization; any other project is NotFound, never a hint that it exists.
+func (s *Service) ProjectFor(ctx context.Context, p Principal, projectID string) (Project, error) {
+	proj, err := s.store.GetProject(ctx, projectID)
+	if err == nil && proj.OrgID != p.OrgID {
+		err = apperr.New(apperr.NotFound, "project not found")
+	}
+	if apperr.Is(err, apperr.NotFound) {
+		return Project{}, apperr.New(apperr.NotFound, "project %q not found", projectID)
+	}
+	return proj, err
+}
+
+// DomainFor returns the domain if it belongs to the principal's organization.
+func (s *Service) DomainFor(ctx context.Context, p Principal, domainID string) (Domain, error) {
+	d, err := s.store.GetDomain(ctx, domainID)
+	if err == nil && d.OrgID != p.OrgID {
+		err = apperr.New(apperr.NotFound, "domain not found")
+	}
+	if apperr.Is(err, apperr.NotFound) {
+		return Domain{}, apperr.New(apperr.NotFound, "domain %q not found", domainID)
+	}
+	return d, err
+}
+
+// Store returns the underlying store, for the set-up commands that list.
+func (s *Service) Store() Store { return s.store }
