@@ -295,10 +295,12 @@ func readFile(path string, options []option) (map[string]string, error) {
 }
 
 // Show writes every option with its value (secrets masked) and source.
-func (c Config) Show(w io.Writer) error {
+func (c Config) Show(w io.Writer) error { return c.show(w, table()) }
+
+func (c Config) show(w io.Writer, options []option) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OPTION\tVALUE\tSOURCE")
-	for _, o := range table() {
+	for _, o := range options {
 		v := c.raw[o.name]
 		if o.secret && v != "" {
 			v = "********"

@@ -1,0 +1,53 @@
+# docsmith — run `make help` for the targets.
+
+GO            ?= go
+BIN           := bin/docsmith
+CACHE         := $(CURDIR)/.cache
+GOLANGCI_LINT := $(CACHE)/bin/golangci-lint
+GOLANGCI_VERSION := v2.15.0
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS       := -s -w -X github.com/docsmith/docsmith/internal/cli.Version=$(VERSION)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/docsmith
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/docsmith
+
+.PHONY: run
+run: build ## Serve on 127.0.0.1:8080 with SQLite in ./data (prints demo keys on first start)
+	./$(BIN) serve
+
+.PHONY: test
+test: ## Run every test (what CI runs)
+	$(GO) test -race -count=1 ./...
+
+.PHONY: test-short
+test-short: ## Run the quick tests only
+	$(GO) test -short -count=1 ./...
+
+.PHONY: fuzz
+fuzz: ## Fuzz the request and key parsers for a short while each
+	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodePromptBody -fuzztime 20s
+	$(GO) test ./internal/apikey -run '^$$' -fuzz FuzzParse -fuzztime 20s
+
+.PHONY: bench
+bench: ## Job create+get over HTTP at 32 concurrent clients on SQLite
+	$(GO) test ./internal/app -run '^$$' -bench BenchmarkJobCreateGet -benchtime 5000x
+
+$(GOLANGCI_LINT):
+	GOBIN=$(CACHE)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }
+	$(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: clean
+clean: ## Remove build output (keeps ./data)
+	rm -rf bin

@@ -1,0 +1,122 @@
+package config
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, args []string, env map[string]string) (Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	l := Bind(fs, true)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return l.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "./data" || c.Addr != "127.0.0.1:8080" || c.Workers != 4 || c.TurnTimeout != 15*time.Minute ||
+		c.Limits.AgentPerProjectHour != 100 || c.Limits.AssistantPerKeyMonth != 10000 || c.Limits.AssistantPerOrgHour != 10000 || c.Limits.AssistantPerIPDay != 10000 || !c.Demo {
+		t.Fatalf("defaults = %+v", c)
+	}
+}
+
+func TestPrecedenceFlagEnvFileDefault(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "docsmith.yaml")
+	if err := os.WriteFile(file, []byte("addr: 127.0.0.1:9000\nworkers: 7\ndata_dir: /from/file\ntrusted_proxies: [10.0.0.0/8, 192.168.0.0/16]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, []string{"--data", "/from/flag"}, map[string]string{
+		"DOCSMITH_CONFIG":   file,
+		"DOCSMITH_WORKERS":  "9",
+		"DOCSMITH_DATA_DIR": "/from/env",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/from/flag" {
+		t.Errorf("data_dir = %q, want the flag's", c.DataDir)
+	}
+	if c.Workers != 9 {
+		t.Errorf("workers = %d, want the environment's 9", c.Workers)
+	}
+	if c.Addr != "127.0.0.1:9000" {
+		t.Errorf("addr = %q, want the file's", c.Addr)
+	}
+	if len(c.TrustedProxies) != 2 {
+		t.Errorf("trusted_proxies = %v, want two from the file's list", c.TrustedProxies)
+	}
+	var out bytes.Buffer
+	if err := c.Show(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"flag --data-dir", "env DOCSMITH_WORKERS", "file", "default"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("config show lacks source %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestErrorsNameOptionAndSource(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, []string{"--turn-timeout", "soon"}, map[string]string{"DOCSMITH_WORKERS": "-1", "DOCSMITH_LOG_FORMAT": "xml"})
+	if err == nil {
+		t.Fatal("bad values accepted")
+	}
+	for _, want := range []string{`turn_timeout (from flag --turn-timeout) = "soon"`, "workers (from env DOCSMITH_WORKERS)", "log_format", "one of text, json"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestFileUnknownOption(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(file, []byte("adr: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := load(t, []string{"--config", file}, nil)
+	if err == nil || !strings.Contains(err.Error(), `unknown option "adr"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSecretsMasked(t *testing.T) {
+	t.Parallel()
+	c := Config{raw: map[string]string{"s": "hunter2"}, sources: map[string]string{"s": "env"}}
+	var out bytes.Buffer
+	if err := c.show(&out, []option{{name: "s", secret: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "hunter2") || !strings.Contains(out.String(), "********") {
+		t.Fatalf("secret not masked:\n%s", out.String())
+	}
+}
+
+func TestHelpListsEveryOption(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := Help(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range table() {
+		if !strings.Contains(out.String(), o.EnvName()) || !strings.Contains(out.String(), "--"+o.flagName()) {
+			t.Errorf("help lacks %s / --%s", o.EnvName(), o.flagName())
+		}
+	}
+}

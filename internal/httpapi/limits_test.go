@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/store/sqlite"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+func TestClientIP(t *testing.T) {
+	t.Parallel()
+	s := &Server{Deps: Deps{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}}
+	tests := []struct {
+		name, remote, forwarded, want string
+	}{
+		{"untrusted peer ignores header", "203.0.113.5:1234", "198.51.100.7", "203.0.113.5"},
+		{"trusted proxy forwards", "10.1.2.3:80", "198.51.100.7", "198.51.100.7"},
+		{"right-most untrusted hop wins", "10.1.2.3:80", "192.0.2.1, 198.51.100.7, 10.9.9.9", "198.51.100.7"},
+		{"garbage hop stops at the proxy", "10.1.2.3:80", "not-an-ip", "10.1.2.3"},
+		{"only proxies", "10.1.2.3:80", "10.4.4.4", "10.1.2.3"},
+		{"ipv6 peer", "[2001:db8::1]:443", "", "2001:db8::1"},
+		{"mapped ipv4", "[::ffff:203.0.113.9]:443", "", "203.0.113.9"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := httptest.NewRequest("POST", "/", nil)
+			r.RemoteAddr = tc.remote
+			if tc.forwarded != "" {
+				r.Header.Set("X-Forwarded-For", tc.forwarded)
+			}
+			if got := s.clientIP(r).String(); got != tc.want {
+				t.Fatalf("clientIP = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAssistantLimits checks the three assistant scopes against the real
+// store: each one refuses the request over its own limit and names itself.
+func TestAssistantLimits(t *testing.T) {
+	t.Parallel()
+	store, err := sqlite.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	s := &Server{Deps: Deps{
+		Limiter: ratelimit.New(store, clock),
+		Limits:  Limits{AssistantPerKeyMonth: 5, AssistantPerOrgHour: 3, AssistantPerIPDay: 4},
+	}}
+	ip := func(s string) netip.Addr { return netip.MustParseAddr(s) }
+	keyA := tenant.Principal{OrgID: "acme", KeyID: "key-a"}
+	keyB := tenant.Principal{OrgID: "acme", KeyID: "key-b"}
+	other := tenant.Principal{OrgID: "other", KeyID: "key-c"}
+
+	allow := func(p tenant.Principal, addr netip.Addr) (bool, *httptest.ResponseRecorder, error) {
+		w := httptest.NewRecorder()
+		err := s.limit(w, httptest.NewRequest("POST", "/", nil), s.assistantRules(p, addr)...)
+		return err == nil, w, err
+	}
+	// Three requests per org per hour, spread over two keys and two IPs.
+	for i, p := range []tenant.Principal{keyA, keyB, keyA} {
+		if ok, _, err := allow(p, ip("192.0.2."+strconv.Itoa(i%2+1))); !ok {
+			t.Fatalf("request %d refused: %v", i, err)
+		}
+	}
+	ok, w, err := allow(keyB, ip("192.0.2.9"))
+	if ok || !apperr.Is(err, apperr.RateLimited) {
+		t.Fatalf("fourth org request allowed: %v", err)
+	}
+	if msg := apperr.MessageOf(err); msg == "" || !contains(msg, "per organization") {
+		t.Fatalf("message %q does not name the organization limit", msg)
+	}
+	if w.Header().Get("Retry-After") == "" || w.Header().Get("RateLimit-Limit") != "3" || w.Header().Get("RateLimit-Remaining") != "0" {
+		t.Fatalf("headers = %v", w.Header())
+	}
+	// Another organization is not affected; the same IP is limited per day.
+	for i := 0; i < 2; i++ {
+		if ok, _, err := allow(other, ip("192.0.2.1")); !ok {
+			t.Fatalf("other org request %d refused: %v", i, err)
+		}
+	}
+	if ok, _, err := allow(other, ip("192.0.2.1")); ok || !contains(apperr.MessageOf(err), "per client IP") {
+		t.Fatalf("fifth request from 192.0.2.1 today: allowed=%v err=%v", ok, err)
+	}
+	// Two hours later the org window has passed; the key limit (5 a month) binds.
+	now = now.Add(2 * time.Hour)
+	if ok, _, err := allow(keyA, ip("198.51.100.1")); !ok {
+		t.Fatalf("key A after the hour: %v", err)
+	}
+	if ok, _, err := allow(keyA, ip("198.51.100.2")); !ok {
+		t.Fatalf("key A fourth this month: %v", err)
+	}
+	now = now.Add(2 * time.Hour)
+	if ok, _, err := allow(keyA, ip("198.51.100.3")); !ok {
+		t.Fatalf("key A fifth this month: %v", err)
+	}
+	now = now.Add(2 * time.Hour)
+	if ok, _, err := allow(keyA, ip("198.51.100.4")); ok || !contains(apperr.MessageOf(err), "per key") {
+		t.Fatalf("key A sixth this month: allowed=%v err=%v", ok, err)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

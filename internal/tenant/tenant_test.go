@@ -1,0 +1,199 @@
+package tenant_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apikey"
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/store/sqlite"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+func newService(t *testing.T) *tenant.Service {
+	t.Helper()
+	store, err := sqlite.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return tenant.NewService(store, func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) })
+}
+
+func TestProjectNormalize(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		p    tenant.Project
+		msg  string // empty: valid
+	}{
+		{"defaults", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "/srv/docs"}, ""},
+		{"github needs no url", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "https://github.com/a/b.git", ForgeKind: "github"}, ""},
+		{"bad id", tenant.Project{ID: "-x", OrgID: "acme", RepoURL: "r"}, "project id"},
+		{"id with slash", tenant.Project{ID: "a/b", OrgID: "acme", RepoURL: "r"}, "project id"},
+		{"no repo", tenant.Project{ID: "docs", OrgID: "acme"}, "repo is required"},
+		{"option-like repo", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "--upload-pack=x"}, "must not start with '-'"},
+		{"password in url", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "https://u:secret@h/r.git"}, "must not contain a password"},
+		{"bad ref", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", BaseRef: "a b"}, "not a valid branch"},
+		{"bad forge", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", ForgeKind: "svn"}, "forge"},
+		{"gitea needs url", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", ForgeKind: "gitea"}, "--forge-url"},
+		{"docs root escapes", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", DocsRoot: "../x"}, "inside the repository"},
+		{"bad model", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", Model: "gpt"}, "model"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := tc.p
+			err := p.Normalize()
+			if tc.msg == "" {
+				if err != nil {
+					t.Fatalf("Normalize: %v", err)
+				}
+				if p.BaseRef == "" || p.ForgeKind == "" || p.DocsRoot == "" || p.Model == "" {
+					t.Fatalf("defaults not filled: %+v", p)
+				}
+				return
+			}
+			if !apperr.Is(err, apperr.Invalid) || !strings.Contains(apperr.MessageOf(err), tc.msg) {
+				t.Fatalf("Normalize = %v, want Invalid mentioning %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	svc := newService(t)
+	if _, err := svc.CreateOrg(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	key, secret, err := svc.CreateKey(ctx, "acme", apikey.Admin, "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := svc.Authenticate(ctx, secret)
+	if err != nil || p.OrgID != "acme" || p.Kind != apikey.Admin || p.KeyID != key.ID {
+		t.Fatalf("Authenticate = %+v, %v", p, err)
+	}
+	forged := secret[:len(secret)-1] + "a"
+	if forged == secret {
+		forged = secret[:len(secret)-1] + "b"
+	}
+	for _, bad := range []string{"", "nope", forged, "svc_dsc_" + strings.TrimPrefix(secret, "svc_")} {
+		if _, err := svc.Authenticate(ctx, bad); !apperr.Is(err, apperr.Unauthorized) {
+			t.Errorf("Authenticate(%q) = %v, want Unauthorized", bad, err)
+		}
+	}
+	if err := svc.Store().RevokeKey(ctx, "acme", key.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, secret); !apperr.Is(err, apperr.Unauthorized) {
+		t.Fatalf("revoked key accepted: %v", err)
+	}
+}
+
+func TestProjectForHidesOtherOrgs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	svc := newService(t)
+	for _, org := range []string{"acme", "globex"} {
+		if _, err := svc.CreateOrg(ctx, org); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.CreateProject(ctx, tenant.Project{ID: "acme-docs", OrgID: "acme", RepoURL: "/r"}); err != nil {
+		t.Fatal(err)
+	}
+	_, errOther := svc.ProjectFor(ctx, tenant.Principal{OrgID: "globex"}, "acme-docs")
+	_, errMissing := svc.ProjectFor(ctx, tenant.Principal{OrgID: "globex"}, "no-such")
+	if !apperr.Is(errOther, apperr.NotFound) || !apperr.Is(errMissing, apperr.NotFound) {
+		t.Fatalf("errors = %v / %v, want NotFound", errOther, errMissing)
+	}
+	if strings.ReplaceAll(apperr.MessageOf(errOther), "acme-docs", "X") != strings.ReplaceAll(apperr.MessageOf(errMissing), "no-such", "X") {
+		t.Fatalf("another org's project is told apart from a missing one: %q vs %q", apperr.MessageOf(errOther), apperr.MessageOf(errMissing))
+	}
+	if _, err := svc.CreateDomain(ctx, tenant.Domain{ID: "d", OrgID: "globex", ProjectID: "acme-docs"}); !apperr.Is(err, apperr.NotFound) {
+		t.Fatalf("domain over another org's project: %v", err)
+	}
+}
+
+const setupYAML = `
+orgs:
+  - id: acme
+    projects:
+      - id: docs
+        repo: https://github.com/acme/docs.git
+        forge: github
+        token_env: ACME_GITHUB_TOKEN
+        docs_root: docs
+    domains:
+      - id: acme-docs
+        project: docs
+        site_url: https://docs.acme.example
+        allowed_origins: [https://docs.acme.example]
+        finish_thread_id: false
+    keys:
+      - {name: ci, kind: admin}
+      - {name: widget, kind: assistant}
+`
+
+func TestApplySetup(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	svc := newService(t)
+	setup, err := tenant.ParseSetup(strings.NewReader(setupYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Apply(ctx, setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Created, ",") != "org acme,project docs,domain acme-docs" || len(res.Keys) != 2 {
+		t.Fatalf("first apply = %+v", res)
+	}
+	for _, k := range res.Keys {
+		if p, err := svc.Authenticate(ctx, k.Secret); err != nil || p.OrgID != "acme" || p.Kind != k.Kind {
+			t.Fatalf("key %s from apply does not authenticate: %+v %v", k.Name, p, err)
+		}
+	}
+	d, err := svc.Store().GetDomain(ctx, "acme-docs")
+	if err != nil || d.FinishThreadID || d.Ref != "main" || len(d.AllowedOrigins) != 1 {
+		t.Fatalf("domain = %+v, %v", d, err)
+	}
+
+	// Applying again changes nothing and makes no new keys.
+	res, err = svc.Apply(ctx, setup)
+	if err != nil || len(res.Created)+len(res.Updated)+len(res.Keys) != 0 {
+		t.Fatalf("second apply = %+v, %v", res, err)
+	}
+
+	// A changed field updates the project, and the domain, which names no
+	// ref of its own, follows the project's base ref.
+	setup.Orgs[0].Projects[0].Ref = "develop"
+	res, err = svc.Apply(ctx, setup)
+	if err != nil || strings.Join(res.Updated, ",") != "project docs,domain acme-docs" {
+		t.Fatalf("update apply = %+v, %v", res, err)
+	}
+	if p, _ := svc.Store().GetProject(ctx, "docs"); p.BaseRef != "develop" {
+		t.Fatalf("project ref = %q", p.BaseRef)
+	}
+}
+
+func TestApplySetupErrors(t *testing.T) {
+	t.Parallel()
+	if _, err := tenant.ParseSetup(strings.NewReader("orgs:\n  - id: a\n    projcts: []\n")); err == nil || !strings.Contains(err.Error(), "projcts") {
+		t.Fatalf("unknown field: %v", err)
+	}
+	svc := newService(t)
+	setup, err := tenant.ParseSetup(strings.NewReader("orgs:\n  - id: acme\n    projects:\n      - id: docs\n        repo: /r\n        forge: svn\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Apply(t.Context(), setup)
+	if err == nil || !strings.Contains(err.Error(), "orgs[0] (acme).projects[0] (docs)") || !strings.Contains(err.Error(), "svn") {
+		t.Fatalf("error does not name the entry: %v", err)
+	}
+}
