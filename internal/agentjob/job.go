@@ -110,6 +110,9 @@ type Claim struct {
 	Seq       int
 	Attempts  int
 	Worker    string
+	// CancelRequested is set on expired turns whose job was canceled or
+	// archived while they ran: they end canceled instead of running again.
+	CancelRequested bool
 }
 
 // TurnResult is how a turn ended, written in one transaction with the job.

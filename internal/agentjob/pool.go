@@ -154,6 +154,11 @@ func (p *Pool) recover(ctx context.Context) {
 
 func (p *Pool) takeBack(ctx context.Context, c Claim) {
 	log := p.log.With("job", c.JobID, "seq", c.Seq, "attempts", c.Attempts, "worker", c.Worker)
+	if c.CancelRequested {
+		p.finish(ctx, c, TurnResult{State: TurnCanceled, Error: "canceled by request", JobStatus: mustTransition(Active, EvCancel)})
+		log.Info("expired turn was canceled while it ran; not queued again")
+		return
+	}
 	if c.Attempts < p.cfg.MaxAttempts {
 		if err := p.store.RequeueTurn(ctx, c, true); err != nil {
 			if !apperr.Is(err, apperr.Conflict) {

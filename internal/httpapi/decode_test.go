@@ -97,3 +97,45 @@ func TestCursorRoundTrip(t *testing.T) {
 }
 
 func encodeRaw(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// FuzzListQuery checks that any query string either parses into a valid
+// page request or is refused as invalid input, and that cursors round-trip.
+func FuzzListQuery(f *testing.F) {
+	f.Add("limit=5&status=active")
+	f.Add("cursor=" + encodeRaw("1700000000000000:abc"))
+	f.Add("limit=-1&cursor=%%%")
+	f.Fuzz(func(t *testing.T, rawQuery string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.URL.RawQuery = rawQuery
+		q, err := parseListQuery(r)
+		if err != nil {
+			if !apperr.Is(err, apperr.Invalid) {
+				t.Fatalf("parseListQuery(%q) = %v, want Invalid", rawQuery, err)
+			}
+			return
+		}
+		if q.Limit < 1 || q.Limit > maxPageSize {
+			t.Fatalf("limit %d out of range for %q", q.Limit, rawQuery)
+		}
+		if q.After != nil {
+			again, err := decodeCursor(encodeCursor(*q.After))
+			if err != nil || again.ID != q.After.ID || !again.CreatedAt.Equal(q.After.CreatedAt) {
+				t.Fatalf("cursor does not round-trip: %+v -> %+v, %v", *q.After, again, err)
+			}
+		}
+	})
+}
+
+func FuzzLastEventID(f *testing.F) {
+	for _, s := range []string{"", "0", "42", "-1", "9223372036854775808", "abc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Last-Event-ID", v)
+		id, err := lastEventID(r)
+		if err != nil && !apperr.Is(err, apperr.Invalid) || id < 0 {
+			t.Fatalf("lastEventID(%q) = %d, %v", v, id, err)
+		}
+	})
+}

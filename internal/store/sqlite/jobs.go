@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -309,7 +310,7 @@ func (s *Store) ChangeStatus(ctx context.Context, projectID, jobID string, c age
 		if err != nil {
 			return err
 		}
-		events := append(c.Events, agentjob.NewEvent{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)})
+		events := slices.Concat(c.Events, []agentjob.NewEvent{{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)}})
 		return appendEvents(ctx, tx, jobID, c.At, events)
 	})
 	return job, err

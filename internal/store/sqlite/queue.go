@@ -42,7 +42,11 @@ func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil ti
 		found = true
 		return nil
 	})
-	return c, found, err
+	if err != nil {
+		// found may be set even though the commit failed: nothing was leased.
+		return agentjob.Claim{}, false, err
+	}
+	return c, found, nil
 }
 
 func leaseLost(c agentjob.Claim) error {
@@ -66,7 +70,7 @@ func (s *Store) RenewLease(ctx context.Context, c agentjob.Claim, leaseUntil tim
 
 // ExpiredTurns lists running turns whose lease ran out.
 func (s *Store) ExpiredTurns(ctx context.Context, now time.Time) ([]agentjob.Claim, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT t.job_id, j.project_id, t.seq, t.attempts, t.lease_owner FROM job_turns t JOIN jobs j ON j.id = t.job_id WHERE t.state = 'running' AND t.lease_until < ? ORDER BY t.lease_until`, toMicros(now))
+	rows, err := s.read.QueryContext(ctx, `SELECT t.job_id, j.project_id, t.seq, t.attempts, t.lease_owner, t.cancel_requested FROM job_turns t JOIN jobs j ON j.id = t.job_id WHERE t.state = 'running' AND t.lease_until < ? ORDER BY t.lease_until`, toMicros(now))
 	if err != nil {
 		return nil, fmt.Errorf("list expired turns: %w", err)
 	}
@@ -74,7 +78,7 @@ func (s *Store) ExpiredTurns(ctx context.Context, now time.Time) ([]agentjob.Cla
 	var out []agentjob.Claim
 	for rows.Next() {
 		var c agentjob.Claim
-		if err := rows.Scan(&c.JobID, &c.ProjectID, &c.Seq, &c.Attempts, &c.Worker); err != nil {
+		if err := rows.Scan(&c.JobID, &c.ProjectID, &c.Seq, &c.Attempts, &c.Worker, &c.CancelRequested); err != nil {
 			return nil, fmt.Errorf("scan expired turn: %w", err)
 		}
 		out = append(out, c)
@@ -153,7 +157,7 @@ func (s *Store) FinishTurn(ctx context.Context, c agentjob.Claim, r agentjob.Tur
 			return err
 		}
 		if job.Status != before.Status {
-			events = append(events, agentjob.NewEvent{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)})
+			events = slices.Concat(events, []agentjob.NewEvent{{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)}})
 		}
 		return appendEvents(ctx, tx, c.JobID, r.At, events)
 	})

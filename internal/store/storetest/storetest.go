@@ -1,0 +1,1909 @@
+// Package storetest is the conformance suite every docsmith store must pass.
+// A store's own test calls Run with a function that opens a fresh, empty,
+// migrated store; each case runs in parallel on its own store.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/apikey"
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Store is everything a docsmith store implements.
+type Store interface {
+	tenant.Store
+	agentjob.Store
+	ratelimit.Store
+}
+
+type testCase struct {
+	name string
+	fn   func(t *testing.T, s Store)
+}
+
+// Run runs every case of the suite, each as a parallel subtest on its own
+// store. open must return a fresh, empty, migrated store that no other test
+// uses, and close it in t.Cleanup.
+func Run(t *testing.T, open func(t *testing.T) Store) {
+	cases := []testCase{
+		{"Tenant/Orgs", testOrgs},
+		{"Tenant/Projects", testProjects},
+		{"Tenant/Domains", testDomains},
+		{"Tenant/Keys", testKeys},
+
+		{"Jobs/CreateAndGet", testCreateAndGetJob},
+		{"Jobs/List", testListJobs},
+
+		{"Idempotency/CreateJob", testIdempotentCreate},
+		{"Idempotency/AddMessage", testIdempotentMessage},
+
+		{"State/AddMessage", testAddMessage},
+		{"State/ChangeStatusCancel", testChangeStatusCancel},
+
+		{"Queue/ClaimEmpty", testClaimEmpty},
+		{"Queue/ClaimOldest", testClaimOldest},
+		{"Queue/OneRunningTurnPerJob", testOneRunningTurnPerJob},
+		{"Queue/TurnsInSeqOrder", testTurnsInSeqOrder},
+		{"Queue/JobsIndependent", testJobsIndependent},
+		{"Queue/Lease", testLease},
+		{"Queue/Requeue", testRequeue},
+		{"Queue/FinishStaleClaim", testFinishStaleClaim},
+		{"Queue/FinishCompletedClearsError", testFinishCompletedClearsError},
+		{"Queue/FinishPRLinkAndFiles", testFinishPRLinkAndFiles},
+
+		{"Events", testEvents},
+
+		{"RateLimit/Window", testRateLimitWindow},
+		{"RateLimit/MultipleRules", testRateLimitMultipleRules},
+		{"RateLimit/KeysIndependent", testRateLimitKeysIndependent},
+
+		{"Concurrency/ClaimTurn", testConcurrentClaims},
+	}
+	// Table-driven cases: every row gets its own store too.
+	cases = append(cases, archiveCases()...)
+	cases = append(cases, finishJobStatusCases()...)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			if s == nil {
+				t.Fatal("open returned a nil store")
+			}
+			c.fn(t, s)
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+// zone is the location of every input time: a store must keep the instant,
+// whatever zone it was given in.
+var zone = time.FixedZone("UTC+05:30", 5*3600+30*60)
+
+// baseTime is near the real clock (so a store that stamps records with its
+// own clock still behaves) and has microsecond digits (so a store that drops
+// them fails the round trips).
+func baseTime() time.Time {
+	return time.Now().Truncate(time.Second).Add(654321 * time.Microsecond).In(zone)
+}
+
+const lease = time.Minute
+
+type env struct {
+	t    *testing.T
+	ctx  context.Context
+	s    Store
+	t0   time.Time
+	org  tenant.Org
+	proj tenant.Project
+}
+
+// setup creates an org and a project in s.
+func setup(t *testing.T, s Store) *env {
+	t.Helper()
+	e := &env{t: t, ctx: t.Context(), s: s, t0: baseTime()}
+	e.org = tenant.Org{ID: "acme", CreatedAt: e.t0}
+	if err := s.CreateOrg(e.ctx, e.org); err != nil {
+		t.Fatalf("CreateOrg: %v", err)
+	}
+	e.proj = e.project("docs")
+	return e
+}
+
+func (e *env) project(id string) tenant.Project {
+	e.t.Helper()
+	p := tenant.Project{
+		ID: id, OrgID: e.org.ID, RepoURL: "https://example.com/acme/" + id + ".git", BaseRef: "main",
+		ForgeKind: tenant.ForgeLocal, DocsRoot: ".", Model: "builtin", CreatedAt: e.t0,
+	}
+	if err := e.s.CreateProject(e.ctx, p); err != nil {
+		e.t.Fatalf("CreateProject %s: %v", id, err)
+	}
+	return p
+}
+
+// newJob is an active job of the env's project with one queued message.
+func (e *env) newJob(at time.Time) agentjob.Job {
+	return e.newJobIn(e.proj.ID, at)
+}
+
+func (e *env) newJobIn(projectID string, at time.Time) agentjob.Job {
+	id := uuid.NewString()
+	return agentjob.Job{
+		ID: id, ProjectID: projectID, Status: agentjob.Active,
+		Repository: "https://example.com/acme/docs.git", Branch: "docsmith/" + id[:8] + "-edit",
+		BaseRef: "main", Model: "builtin", CreatedAt: at, UpdatedAt: at,
+		Messages: []agentjob.Message{{Seq: 1, Prompt: "fix the typo", State: agentjob.TurnQueued, CreatedAt: at}},
+	}
+}
+
+func (e *env) create(job agentjob.Job) agentjob.Job {
+	e.t.Helper()
+	got, replayed, err := e.s.CreateJob(e.ctx, job, nil, nil)
+	if err != nil {
+		e.t.Fatalf("CreateJob: %v", err)
+	}
+	if replayed {
+		e.t.Fatalf("CreateJob without an idempotency key replayed")
+	}
+	return got
+}
+
+func (e *env) job(id string) agentjob.Job {
+	e.t.Helper()
+	return e.jobIn(e.proj.ID, id)
+}
+
+func (e *env) jobIn(projectID, id string) agentjob.Job {
+	e.t.Helper()
+	j, err := e.s.GetJob(e.ctx, projectID, id)
+	if err != nil {
+		e.t.Fatalf("GetJob %s: %v", id, err)
+	}
+	return j
+}
+
+func (e *env) addMessage(jobID string, from, to agentjob.Status, seq int, at time.Time) agentjob.Job {
+	e.t.Helper()
+	msg := agentjob.Message{Seq: seq, Prompt: fmt.Sprintf("message %d", seq), State: agentjob.TurnQueued, CreatedAt: at}
+	j, replayed, err := e.s.AddMessage(e.ctx, e.proj.ID, jobID, from, to, msg, nil, nil)
+	if err != nil {
+		e.t.Fatalf("AddMessage seq %d: %v", seq, err)
+	}
+	if replayed {
+		e.t.Fatalf("AddMessage without an idempotency key replayed")
+	}
+	return j
+}
+
+func (e *env) claim(worker string, now time.Time) agentjob.Claim {
+	e.t.Helper()
+	c, ok, err := e.s.ClaimTurn(e.ctx, worker, now, now.Add(lease))
+	if err != nil {
+		e.t.Fatalf("ClaimTurn: %v", err)
+	}
+	if !ok {
+		e.t.Fatalf("ClaimTurn found nothing, want a turn")
+	}
+	return c
+}
+
+func (e *env) noClaim(now time.Time) {
+	e.t.Helper()
+	c, ok, err := e.s.ClaimTurn(e.ctx, "w-none", now, now.Add(lease))
+	if err != nil {
+		e.t.Fatalf("ClaimTurn: %v", err)
+	}
+	if ok {
+		e.t.Fatalf("ClaimTurn claimed %+v, want nothing", c)
+	}
+}
+
+func (e *env) finish(c agentjob.Claim, r agentjob.TurnResult) agentjob.Job {
+	e.t.Helper()
+	j, err := e.s.FinishTurn(e.ctx, c, r, nil)
+	if err != nil {
+		e.t.Fatalf("FinishTurn %+v: %v", c, err)
+	}
+	return j
+}
+
+func (e *env) events(jobID string) []agentjob.JobEvent {
+	e.t.Helper()
+	evs, err := e.s.ListEvents(e.ctx, jobID, 0, 1000)
+	if err != nil {
+		e.t.Fatalf("ListEvents: %v", err)
+	}
+	return evs
+}
+
+// statusEvents returns the status values of a job's status events, in order.
+func (e *env) statusEvents(jobID string) []string {
+	e.t.Helper()
+	var out []string
+	for _, ev := range e.events(jobID) {
+		if ev.Type == agentjob.EventStatus {
+			out = append(out, fmt.Sprint(decode(e.t, ev.Data)["status"]))
+		}
+	}
+	return out
+}
+
+func decode(t *testing.T, raw json.RawMessage) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("event data %s is not a JSON object: %v", raw, err)
+	}
+	return m
+}
+
+func wantCode(t *testing.T, err error, code apperr.Code, what string) {
+	t.Helper()
+	if !apperr.Is(err, code) {
+		t.Fatalf("%s: got error %v, want apperr %s", what, err, code)
+	}
+}
+
+func must(t *testing.T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func sameTime(t *testing.T, what string, got, want time.Time) {
+	t.Helper()
+	if !got.Equal(want) {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func samePtrTime(t *testing.T, what string, got, want *time.Time) {
+	t.Helper()
+	switch {
+	case got == nil && want == nil:
+	case got == nil || want == nil:
+		t.Errorf("%s = %v, want %v", what, fmtPtr(got), fmtPtr(want))
+	case !got.Equal(*want):
+		t.Errorf("%s = %v, want %v", what, *got, *want)
+	}
+}
+
+func fmtPtr(p *time.Time) string {
+	if p == nil {
+		return "nil"
+	}
+	return p.String()
+}
+
+func msg(t *testing.T, j agentjob.Job, seq int) agentjob.Message {
+	t.Helper()
+	for _, m := range j.Messages {
+		if m.Seq == seq {
+			return m
+		}
+	}
+	t.Fatalf("job %s has no message %d (messages %+v)", j.ID, seq, j.Messages)
+	return agentjob.Message{}
+}
+
+func jobIDs(jobs []agentjob.Job) []string {
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return ids
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return s
+}
+
+func sha(s string) []byte {
+	b := make([]byte, 32)
+	copy(b, s)
+	return b
+}
+
+// ---------------------------------------------------------------------------
+// Tenancy
+
+func testOrgs(t *testing.T, s Store) {
+	ctx, t0 := t.Context(), baseTime()
+	orgs := []tenant.Org{{ID: "beta", CreatedAt: t0.Add(time.Second)}, {ID: "alpha", CreatedAt: t0}}
+	for _, o := range orgs {
+		must(t, s.CreateOrg(ctx, o), "CreateOrg "+o.ID)
+	}
+	for _, o := range orgs {
+		got, err := s.GetOrg(ctx, o.ID)
+		must(t, err, "GetOrg "+o.ID)
+		if got.ID != o.ID {
+			t.Errorf("GetOrg(%s).ID = %q", o.ID, got.ID)
+		}
+		sameTime(t, "org "+o.ID+" CreatedAt", got.CreatedAt, o.CreatedAt)
+	}
+	list, err := s.ListOrgs(ctx)
+	must(t, err, "ListOrgs")
+	var ids []string
+	for _, o := range list {
+		ids = append(ids, o.ID)
+	}
+	if want := []string{"alpha", "beta"}; !slices.Equal(sorted(ids), want) {
+		t.Errorf("ListOrgs ids = %v, want %v", ids, want)
+	}
+
+	err = s.CreateOrg(ctx, tenant.Org{ID: "alpha", CreatedAt: t0.Add(time.Hour)})
+	wantCode(t, err, apperr.Conflict, "CreateOrg duplicate")
+	got, err := s.GetOrg(ctx, "alpha")
+	must(t, err, "GetOrg after duplicate")
+	sameTime(t, "org alpha CreatedAt after duplicate", got.CreatedAt, t0)
+
+	_, err = s.GetOrg(ctx, "missing")
+	wantCode(t, err, apperr.NotFound, "GetOrg unknown")
+}
+
+func checkProject(t *testing.T, got, want tenant.Project) {
+	t.Helper()
+	sameTime(t, "project "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
+	got.CreatedAt, want.CreatedAt = time.Time{}, time.Time{}
+	if got != want {
+		t.Errorf("project %s:\n got  %+v\n want %+v", want.ID, got, want)
+	}
+}
+
+func testProjects(t *testing.T, s Store) {
+	e := setup(t, s)
+	must(t, s.CreateOrg(e.ctx, tenant.Org{ID: "other", CreatedAt: e.t0}), "CreateOrg other")
+
+	full := tenant.Project{
+		ID: "handbook", OrgID: "acme", RepoURL: "https://github.com/acme/handbook.git", BaseRef: "trunk",
+		ForgeKind: tenant.ForgeGitHub, ForgeURL: "https://api.github.com", TokenEnv: "GH_TOKEN",
+		TokenFile: "/run/secrets/gh", DocsRoot: "site/docs", Model: "openai/gpt-test", CreatedAt: e.t0.Add(time.Second),
+	}
+	foreign := tenant.Project{
+		ID: "theirs", OrgID: "other", RepoURL: "/srv/theirs", BaseRef: "main", ForgeKind: tenant.ForgeLocal,
+		DocsRoot: ".", Model: "builtin", CreatedAt: e.t0.Add(2 * time.Second),
+	}
+	for _, p := range []tenant.Project{full, foreign} {
+		must(t, s.CreateProject(e.ctx, p), "CreateProject "+p.ID)
+	}
+	for _, want := range []tenant.Project{e.proj, full, foreign} {
+		got, err := s.GetProject(e.ctx, want.ID)
+		must(t, err, "GetProject "+want.ID)
+		checkProject(t, got, want)
+	}
+
+	for _, tc := range []struct {
+		org  string
+		want []string
+	}{
+		{"acme", []string{"docs", "handbook"}},
+		{"other", []string{"theirs"}},
+		{"", []string{"docs", "handbook", "theirs"}},
+		{"nobody", nil},
+	} {
+		list, err := s.ListProjects(e.ctx, tc.org)
+		must(t, err, "ListProjects "+tc.org)
+		var ids []string
+		for _, p := range list {
+			ids = append(ids, p.ID)
+			if p.ID == full.ID {
+				checkProject(t, p, full)
+			}
+		}
+		if !slices.Equal(sorted(ids), tc.want) {
+			t.Errorf("ListProjects(%q) = %v, want %v", tc.org, ids, tc.want)
+		}
+	}
+
+	dup := full
+	dup.RepoURL = "/elsewhere"
+	wantCode(t, s.CreateProject(e.ctx, dup), apperr.Conflict, "CreateProject duplicate")
+	_, err := s.GetProject(e.ctx, "missing")
+	wantCode(t, err, apperr.NotFound, "GetProject unknown")
+
+	upd := full
+	upd.RepoURL, upd.BaseRef, upd.ForgeKind, upd.ForgeURL = "https://gitlab.example/acme/handbook.git", "release", tenant.ForgeGitLab, "https://gitlab.example/api/v4"
+	upd.TokenEnv, upd.TokenFile, upd.DocsRoot, upd.Model = "", "/run/secrets/gl", "docs", "anthropic/claude-test"
+	must(t, s.UpdateProject(e.ctx, upd), "UpdateProject")
+	got, err := s.GetProject(e.ctx, full.ID)
+	must(t, err, "GetProject after update")
+	checkProject(t, got, upd) // CreatedAt and OrgID are kept
+
+	missing := upd
+	missing.ID = "missing"
+	wantCode(t, s.UpdateProject(e.ctx, missing), apperr.NotFound, "UpdateProject unknown")
+
+	// Another org cannot update the project.
+	hijack := upd
+	hijack.OrgID, hijack.RepoURL = "other", "/hijacked"
+	wantCode(t, s.UpdateProject(e.ctx, hijack), apperr.NotFound, "UpdateProject of another org's project")
+	got, err = s.GetProject(e.ctx, full.ID)
+	must(t, err, "GetProject after refused update")
+	checkProject(t, got, upd)
+}
+
+func checkDomain(t *testing.T, got, want tenant.Domain) {
+	t.Helper()
+	sameTime(t, "domain "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
+	if !slices.Equal(got.AllowedOrigins, want.AllowedOrigins) {
+		t.Errorf("domain %s AllowedOrigins = %q, want %q", want.ID, got.AllowedOrigins, want.AllowedOrigins)
+	}
+	got.CreatedAt, want.CreatedAt = time.Time{}, time.Time{}
+	got.AllowedOrigins, want.AllowedOrigins = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("domain %s:\n got  %+v\n want %+v", want.ID, got, want)
+	}
+}
+
+func testDomains(t *testing.T, s Store) {
+	e := setup(t, s)
+	second := e.project("api")
+	must(t, s.CreateOrg(e.ctx, tenant.Org{ID: "other", CreatedAt: e.t0}), "CreateOrg other")
+	must(t, s.CreateProject(e.ctx, tenant.Project{ID: "theirs", OrgID: "other", RepoURL: "/srv/theirs", BaseRef: "main", ForgeKind: tenant.ForgeLocal, DocsRoot: ".", Model: "builtin", CreatedAt: e.t0}), "CreateProject theirs")
+
+	domains := []tenant.Domain{
+		{ID: "help", OrgID: "acme", ProjectID: e.proj.ID, Ref: "main", SiteURL: "https://docs.acme.example", Model: "extractive",
+			AllowedOrigins: []string{"https://docs.acme.example", "http://localhost:3000", "*"}, FinishThreadID: true, CreatedAt: e.t0},
+		{ID: "api-help", OrgID: "acme", ProjectID: second.ID, Ref: "v2", Model: "openai/gpt-test",
+			AllowedOrigins: []string{}, FinishThreadID: false, CreatedAt: e.t0.Add(time.Second)},
+		{ID: "their-help", OrgID: "other", ProjectID: "theirs", Ref: "main", Model: "extractive",
+			AllowedOrigins: []string{"https://theirs.example"}, FinishThreadID: false, CreatedAt: e.t0.Add(2 * time.Second)},
+	}
+	for _, d := range domains {
+		must(t, s.CreateDomain(e.ctx, d), "CreateDomain "+d.ID)
+	}
+	for _, want := range domains {
+		got, err := s.GetDomain(e.ctx, want.ID)
+		must(t, err, "GetDomain "+want.ID)
+		checkDomain(t, got, want)
+	}
+
+	for _, tc := range []struct {
+		org  string
+		want []string
+	}{
+		{"acme", []string{"api-help", "help"}},
+		{"other", []string{"their-help"}},
+		{"", []string{"api-help", "help", "their-help"}},
+		{"nobody", nil},
+	} {
+		list, err := s.ListDomains(e.ctx, tc.org)
+		must(t, err, "ListDomains "+tc.org)
+		var ids []string
+		for _, d := range list {
+			ids = append(ids, d.ID)
+			if d.ID == "help" {
+				checkDomain(t, d, domains[0])
+			}
+		}
+		if !slices.Equal(sorted(ids), tc.want) {
+			t.Errorf("ListDomains(%q) = %v, want %v", tc.org, ids, tc.want)
+		}
+	}
+
+	dup := domains[0]
+	dup.Ref = "other"
+	wantCode(t, s.CreateDomain(e.ctx, dup), apperr.Conflict, "CreateDomain duplicate")
+	_, err := s.GetDomain(e.ctx, "missing")
+	wantCode(t, err, apperr.NotFound, "GetDomain unknown")
+
+	// Both directions of FinishThreadID and of the origins survive an update.
+	for _, upd := range []tenant.Domain{
+		func() tenant.Domain {
+			d := domains[0]
+			d.ProjectID, d.Ref, d.SiteURL, d.Model = second.ID, "release", "https://help.acme.example", "anthropic/claude-test"
+			d.AllowedOrigins, d.FinishThreadID = []string{"https://help.acme.example"}, false
+			return d
+		}(),
+		func() tenant.Domain {
+			d := domains[1]
+			d.AllowedOrigins, d.FinishThreadID = []string{"https://a.example", "https://b.example"}, true
+			return d
+		}(),
+	} {
+		must(t, s.UpdateDomain(e.ctx, upd), "UpdateDomain "+upd.ID)
+		got, err := s.GetDomain(e.ctx, upd.ID)
+		must(t, err, "GetDomain after update")
+		checkDomain(t, got, upd)
+	}
+
+	missing := domains[0]
+	missing.ID = "missing"
+	wantCode(t, s.UpdateDomain(e.ctx, missing), apperr.NotFound, "UpdateDomain unknown")
+	hijack := domains[2]
+	hijack.OrgID, hijack.AllowedOrigins = "acme", []string{"*"}
+	wantCode(t, s.UpdateDomain(e.ctx, hijack), apperr.NotFound, "UpdateDomain of another org's domain")
+	got, err := s.GetDomain(e.ctx, domains[2].ID)
+	must(t, err, "GetDomain after refused update")
+	checkDomain(t, got, domains[2])
+}
+
+func checkKey(t *testing.T, got, want tenant.Key) {
+	t.Helper()
+	if got.ID != want.ID || got.OrgID != want.OrgID || got.Kind != want.Kind || got.Name != want.Name || !slices.Equal(got.Hash, want.Hash) {
+		t.Errorf("key %s:\n got  %+v\n want %+v", want.ID, got, want)
+	}
+	sameTime(t, "key "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
+	samePtrTime(t, "key "+want.ID+" RevokedAt", got.RevokedAt, want.RevokedAt)
+}
+
+func testKeys(t *testing.T, s Store) {
+	e := setup(t, s)
+	must(t, s.CreateOrg(e.ctx, tenant.Org{ID: "other", CreatedAt: e.t0}), "CreateOrg other")
+	keys := []tenant.Key{
+		{ID: "aaaaaaaaaaaa", OrgID: "acme", Kind: apikey.Admin, Name: "ci", Hash: sha("one\x00\xff"), CreatedAt: e.t0},
+		{ID: "bbbbbbbbbbbb", OrgID: "acme", Kind: apikey.Assistant, Name: "", Hash: sha("two"), CreatedAt: e.t0.Add(time.Second)},
+		{ID: "cccccccccccc", OrgID: "other", Kind: apikey.Admin, Name: "theirs", Hash: sha("three"), CreatedAt: e.t0.Add(2 * time.Second)},
+	}
+	for _, k := range keys {
+		must(t, s.CreateKey(e.ctx, k), "CreateKey "+k.ID)
+	}
+	for _, want := range keys {
+		got, err := s.GetKey(e.ctx, want.ID)
+		must(t, err, "GetKey "+want.ID)
+		checkKey(t, got, want)
+	}
+	for _, tc := range []struct {
+		org  string
+		want []string
+	}{
+		{"acme", []string{"aaaaaaaaaaaa", "bbbbbbbbbbbb"}},
+		{"other", []string{"cccccccccccc"}},
+		{"", []string{"aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"}},
+		{"nobody", nil},
+	} {
+		list, err := s.ListKeys(e.ctx, tc.org)
+		must(t, err, "ListKeys "+tc.org)
+		var ids []string
+		for _, k := range list {
+			ids = append(ids, k.ID)
+			if k.ID == keys[0].ID {
+				checkKey(t, k, keys[0])
+			}
+		}
+		if !slices.Equal(sorted(ids), tc.want) {
+			t.Errorf("ListKeys(%q) = %v, want %v", tc.org, ids, tc.want)
+		}
+	}
+
+	dup := keys[0]
+	dup.Hash = sha("other")
+	wantCode(t, s.CreateKey(e.ctx, dup), apperr.Conflict, "CreateKey duplicate")
+	got, err := s.GetKey(e.ctx, keys[0].ID)
+	must(t, err, "GetKey after duplicate")
+	checkKey(t, got, keys[0])
+	_, err = s.GetKey(e.ctx, "zzzzzzzzzzzz")
+	wantCode(t, err, apperr.NotFound, "GetKey unknown")
+
+	at := e.t0.Add(time.Hour)
+	wantCode(t, s.RevokeKey(e.ctx, "other", keys[0].ID, at), apperr.NotFound, "RevokeKey of another org's key")
+	got, err = s.GetKey(e.ctx, keys[0].ID)
+	must(t, err, "GetKey after refused revoke")
+	samePtrTime(t, "RevokedAt after refused revoke", got.RevokedAt, nil)
+	wantCode(t, s.RevokeKey(e.ctx, "acme", "zzzzzzzzzzzz", at), apperr.NotFound, "RevokeKey unknown")
+
+	must(t, s.RevokeKey(e.ctx, "acme", keys[0].ID, at), "RevokeKey")
+	got, err = s.GetKey(e.ctx, keys[0].ID)
+	must(t, err, "GetKey after revoke")
+	want := keys[0]
+	want.RevokedAt = &at
+	checkKey(t, got, want)
+	got, err = s.GetKey(e.ctx, keys[1].ID)
+	must(t, err, "GetKey of the other key")
+	checkKey(t, got, keys[1]) // untouched
+}
+
+// ---------------------------------------------------------------------------
+// Jobs
+
+func testCreateAndGetJob(t *testing.T, s Store) {
+	e := setup(t, s)
+	other := e.project("other")
+	in := e.newJob(e.t0)
+	in.Messages[0].Prompt = "Fix the typo in «README» ✓"
+	events := []agentjob.NewEvent{
+		{Type: agentjob.EventStatus, Data: map[string]any{"status": agentjob.Active}},
+		{Type: agentjob.EventMessageQueued, Data: map[string]any{"seq": 1}},
+	}
+	got, replayed, err := s.CreateJob(e.ctx, in, nil, events)
+	must(t, err, "CreateJob")
+	if replayed {
+		t.Errorf("CreateJob replayed = true")
+	}
+	fetched := e.job(in.ID)
+	for name, j := range map[string]agentjob.Job{"CreateJob": got, "GetJob": fetched} {
+		if j.ID != in.ID || j.ProjectID != in.ProjectID || j.Status != agentjob.Active || j.Repository != in.Repository ||
+			j.Branch != in.Branch || j.BaseRef != in.BaseRef || j.Model != in.Model {
+			t.Errorf("%s returned %+v, want the fields of %+v", name, j, in)
+		}
+		if j.PRLink != "" || j.PRNumber != 0 || j.Summary != "" || j.Error != "" || len(j.FilesChanged) != 0 {
+			t.Errorf("%s: new job has outcome fields set: %+v", name, j)
+		}
+		sameTime(t, name+" CreatedAt", j.CreatedAt, e.t0)
+		sameTime(t, name+" UpdatedAt", j.UpdatedAt, e.t0)
+		samePtrTime(t, name+" CompletedAt", j.CompletedAt, nil)
+		samePtrTime(t, name+" ArchivedAt", j.ArchivedAt, nil)
+		if len(j.Messages) != 1 {
+			t.Fatalf("%s: %d messages, want 1", name, len(j.Messages))
+		}
+		m := j.Messages[0]
+		if m.Seq != 1 || m.Prompt != in.Messages[0].Prompt || m.State != agentjob.TurnQueued || m.Attempts != 0 || m.Summary != "" || m.Error != "" {
+			t.Errorf("%s message = %+v", name, m)
+		}
+		sameTime(t, name+" message CreatedAt", m.CreatedAt, e.t0)
+		samePtrTime(t, name+" message StartedAt", m.StartedAt, nil)
+		samePtrTime(t, name+" message FinishedAt", m.FinishedAt, nil)
+	}
+
+	evs := e.events(in.ID)
+	if len(evs) != 2 || evs[0].Type != agentjob.EventStatus || evs[1].Type != agentjob.EventMessageQueued {
+		t.Fatalf("events = %+v, want status then message.queued", evs)
+	}
+	if d := decode(t, evs[0].Data); d["status"] != "active" {
+		t.Errorf("status event data = %v", d)
+	}
+	if d := decode(t, evs[1].Data); d["seq"] != float64(1) {
+		t.Errorf("message.queued event data = %v", d)
+	}
+	sameTime(t, "event CreatedAt", evs[0].CreatedAt, e.t0)
+
+	_, err = s.GetJob(e.ctx, other.ID, in.ID)
+	wantCode(t, err, apperr.NotFound, "GetJob through another project")
+	_, err = s.GetJob(e.ctx, e.proj.ID, uuid.NewString())
+	wantCode(t, err, apperr.NotFound, "GetJob unknown")
+}
+
+func testListJobs(t *testing.T, s Store) {
+	e := setup(t, s)
+	other := e.project("other")
+
+	// Seven jobs, created out of order, in pairs that share a CreatedAt.
+	var jobs []agentjob.Job
+	for _, i := range []int{3, 0, 6, 1, 5, 2, 4} {
+		jobs = append(jobs, e.create(e.newJob(e.t0.Add(time.Duration(i/2)*time.Second))))
+	}
+	e.create(e.newJobIn(other.ID, e.t0.Add(time.Hour))) // never listed
+	failed := map[string]bool{}
+	for _, j := range []agentjob.Job{jobs[1], jobs[4], jobs[5]} {
+		_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "boom", At: e.t0.Add(time.Minute)})
+		must(t, err, "ChangeStatus")
+		failed[j.ID] = true
+	}
+
+	newestFirst := slices.Clone(jobs)
+	slices.SortFunc(newestFirst, func(a, b agentjob.Job) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return -compareStrings(a.ID, b.ID)
+	})
+	all := jobIDs(newestFirst)
+	var allFailed []string
+	for _, id := range all {
+		if failed[id] {
+			allFailed = append(allFailed, id)
+		}
+	}
+
+	list, err := s.ListJobs(e.ctx, e.proj.ID, agentjob.ListQuery{Limit: 100})
+	must(t, err, "ListJobs")
+	if got := jobIDs(list); !slices.Equal(got, all) {
+		t.Fatalf("ListJobs = %v\nwant newest first, ties by id descending: %v", got, all)
+	}
+	for _, j := range list {
+		if len(j.Messages) != 1 || j.Messages[0].Seq != 1 {
+			t.Errorf("listed job %s has messages %+v, want its one message", j.ID, j.Messages)
+		}
+		want := agentjob.Active
+		if failed[j.ID] {
+			want = agentjob.Failed
+		}
+		if j.Status != want {
+			t.Errorf("listed job %s status %s, want %s", j.ID, j.Status, want)
+		}
+	}
+
+	limited, err := s.ListJobs(e.ctx, e.proj.ID, agentjob.ListQuery{Limit: 3})
+	must(t, err, "ListJobs limit 3")
+	if got := jobIDs(limited); !slices.Equal(got, all[:3]) {
+		t.Errorf("ListJobs limit 3 = %v, want %v", got, all[:3])
+	}
+	onlyFailed, err := s.ListJobs(e.ctx, e.proj.ID, agentjob.ListQuery{Status: agentjob.Failed, Limit: 100})
+	must(t, err, "ListJobs failed")
+	if got := jobIDs(onlyFailed); !slices.Equal(got, allFailed) {
+		t.Errorf("ListJobs status=failed = %v, want %v", got, allFailed)
+	}
+	none, err := s.ListJobs(e.ctx, e.proj.ID, agentjob.ListQuery{Status: agentjob.Archived, Limit: 100})
+	must(t, err, "ListJobs archived")
+	if len(none) != 0 {
+		t.Errorf("ListJobs status=archived = %v, want none", jobIDs(none))
+	}
+	empty := e.project("empty")
+	none, err = s.ListJobs(e.ctx, empty.ID, agentjob.ListQuery{Limit: 100})
+	must(t, err, "ListJobs of an empty project")
+	if len(none) != 0 {
+		t.Errorf("ListJobs of an empty project = %v", jobIDs(none))
+	}
+
+	for _, tc := range []struct {
+		status agentjob.Status
+		size   int
+		want   []string
+	}{
+		{"", 1, all}, {"", 2, all}, {"", 3, all}, {"", 7, all}, {"", 10, all},
+		{agentjob.Failed, 1, allFailed}, {agentjob.Failed, 2, allFailed},
+	} {
+		if got := pageAll(t, s, e.proj.ID, tc.status, tc.size); !slices.Equal(got, tc.want) {
+			t.Errorf("paging status=%q by %d = %v, want each job once: %v", tc.status, tc.size, got, tc.want)
+		}
+	}
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func pageAll(t *testing.T, s Store, projectID string, status agentjob.Status, size int) []string {
+	t.Helper()
+	var ids []string
+	var after *agentjob.Cursor
+	for range 50 {
+		page, err := s.ListJobs(t.Context(), projectID, agentjob.ListQuery{Status: status, Limit: size, After: after})
+		must(t, err, "ListJobs page")
+		if len(page) > size {
+			t.Fatalf("page of %d jobs with limit %d", len(page), size)
+		}
+		ids = append(ids, jobIDs(page)...)
+		if len(page) < size {
+			return ids
+		}
+		last := page[len(page)-1]
+		after = &agentjob.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	t.Fatalf("paging by %d did not end; got %v", size, ids)
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Idempotency
+
+func testIdempotentCreate(t *testing.T, s Store) {
+	e := setup(t, s)
+	idem := agentjob.Idempotency{Scope: "create:" + e.proj.ID, Key: "retry-1", RequestHash: sha("prompt"), NotBefore: e.t0.Add(-24 * time.Hour)}
+	events := []agentjob.NewEvent{{Type: agentjob.EventStatus, Data: map[string]any{"status": "active"}}}
+
+	first := e.newJob(e.t0)
+	got, replayed, err := s.CreateJob(e.ctx, first, &idem, events)
+	must(t, err, "CreateJob first")
+	if replayed || got.ID != first.ID {
+		t.Fatalf("first CreateJob = %s replayed=%v, want %s not replayed", got.ID, replayed, first.ID)
+	}
+
+	second := e.newJob(e.t0.Add(time.Second))
+	got, replayed, err = s.CreateJob(e.ctx, second, &idem, events)
+	must(t, err, "CreateJob retry")
+	if !replayed || got.ID != first.ID {
+		t.Fatalf("retried CreateJob = %s replayed=%v, want %s replayed", got.ID, replayed, first.ID)
+	}
+	if len(got.Messages) != 1 || got.Messages[0].Seq != 1 {
+		t.Errorf("replayed job messages = %+v", got.Messages)
+	}
+	_, err = s.GetJob(e.ctx, e.proj.ID, second.ID)
+	wantCode(t, err, apperr.NotFound, "GetJob of the replayed request's job")
+	if evs := e.events(second.ID); len(evs) != 0 {
+		t.Errorf("replayed request wrote events: %+v", evs)
+	}
+	if n := len(e.events(first.ID)); n != 1 {
+		t.Errorf("first job has %d events after the replay, want 1", n)
+	}
+
+	id, found, err := s.FindIdempotent(e.ctx, idem)
+	must(t, err, "FindIdempotent")
+	if !found || id != first.ID {
+		t.Errorf("FindIdempotent = %q, %v; want %q, true", id, found, first.ID)
+	}
+	for name, q := range map[string]agentjob.Idempotency{
+		"other key":   {Scope: idem.Scope, Key: "retry-2", RequestHash: idem.RequestHash, NotBefore: idem.NotBefore},
+		"other scope": {Scope: "create:elsewhere", Key: idem.Key, RequestHash: idem.RequestHash, NotBefore: idem.NotBefore},
+	} {
+		id, found, err := s.FindIdempotent(e.ctx, q)
+		if err != nil || found {
+			t.Errorf("FindIdempotent with %s = %q, %v, %v; want not found", name, id, found, err)
+		}
+	}
+
+	changed := idem
+	changed.RequestHash = sha("another prompt")
+	_, _, err = s.FindIdempotent(e.ctx, changed)
+	wantCode(t, err, apperr.Invalid, "FindIdempotent with another body")
+	third := e.newJob(e.t0.Add(2 * time.Second))
+	_, _, err = s.CreateJob(e.ctx, third, &changed, events)
+	wantCode(t, err, apperr.Invalid, "CreateJob with a reused key and another body")
+	_, err = s.GetJob(e.ctx, e.proj.ID, third.ID)
+	wantCode(t, err, apperr.NotFound, "GetJob of the refused request's job")
+
+	// The record is older than NotBefore: expired, so the key starts afresh,
+	// even with another body.
+	expired := changed
+	expired.NotBefore = e.t0.Add(time.Hour)
+	_, found, err = s.FindIdempotent(e.ctx, expired)
+	if err != nil || found {
+		t.Fatalf("FindIdempotent of an expired record = %v, %v; want not found", found, err)
+	}
+	fourth := e.newJob(e.t0.Add(2 * time.Hour))
+	got, replayed, err = s.CreateJob(e.ctx, fourth, &expired, events)
+	must(t, err, "CreateJob with an expired key")
+	if replayed || got.ID != fourth.ID {
+		t.Fatalf("CreateJob with an expired key = %s replayed=%v, want new job %s", got.ID, replayed, fourth.ID)
+	}
+	id, found, err = s.FindIdempotent(e.ctx, expired)
+	if err != nil || !found || id != fourth.ID {
+		t.Errorf("FindIdempotent after the key was reused = %q, %v, %v; want %q", id, found, err, fourth.ID)
+	}
+	list, err := s.ListJobs(e.ctx, e.proj.ID, agentjob.ListQuery{Limit: 100})
+	must(t, err, "ListJobs")
+	if got, want := sorted(jobIDs(list)), sorted([]string{first.ID, fourth.ID}); !slices.Equal(got, want) {
+		t.Errorf("jobs = %v, want %v", got, want)
+	}
+}
+
+func testIdempotentMessage(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	idem := agentjob.Idempotency{Scope: "message:" + e.proj.ID + "/" + j.ID, Key: "m-1", RequestHash: sha("follow up"), NotBefore: e.t0.Add(-24 * time.Hour)}
+	add := func(seq int, at time.Time, idem agentjob.Idempotency) (agentjob.Job, bool, error) {
+		m := agentjob.Message{Seq: seq, Prompt: "follow up", State: agentjob.TurnQueued, CreatedAt: at}
+		ev := []agentjob.NewEvent{{Type: agentjob.EventMessageQueued, Data: map[string]any{"seq": seq}}}
+		return s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Active, agentjob.Active, m, &idem, ev)
+	}
+
+	got, replayed, err := add(2, e.t0.Add(time.Second), idem)
+	must(t, err, "AddMessage first")
+	if replayed || len(got.Messages) != 2 {
+		t.Fatalf("first AddMessage replayed=%v messages=%d, want false, 2", replayed, len(got.Messages))
+	}
+	got, replayed, err = add(3, e.t0.Add(2*time.Second), idem)
+	must(t, err, "AddMessage retry")
+	if !replayed || got.ID != j.ID || len(got.Messages) != 2 {
+		t.Fatalf("retried AddMessage replayed=%v messages=%d, want true, 2", replayed, len(got.Messages))
+	}
+	if n := len(e.events(j.ID)); n != 1 {
+		t.Errorf("%d events after the replay, want 1 (only the first request's)", n)
+	}
+	id, found, err := s.FindIdempotent(e.ctx, idem)
+	if err != nil || !found || id != j.ID {
+		t.Errorf("FindIdempotent = %q, %v, %v; want %q", id, found, err, j.ID)
+	}
+
+	changed := idem
+	changed.RequestHash = sha("something else")
+	_, _, err = add(3, e.t0.Add(3*time.Second), changed)
+	wantCode(t, err, apperr.Invalid, "AddMessage with a reused key and another body")
+	if n := len(e.job(j.ID).Messages); n != 2 {
+		t.Errorf("%d messages after the refused request, want 2", n)
+	}
+
+	expired := changed
+	expired.NotBefore = e.t0.Add(time.Hour)
+	got, replayed, err = add(3, e.t0.Add(2*time.Hour), expired)
+	must(t, err, "AddMessage with an expired key")
+	if replayed || len(got.Messages) != 3 {
+		t.Errorf("AddMessage with an expired key replayed=%v messages=%d, want false, 3", replayed, len(got.Messages))
+	}
+}
+
+// ---------------------------------------------------------------------------
+// State application
+
+func testAddMessage(t *testing.T, s Store) {
+	e := setup(t, s)
+	// Another job with more messages: message numbers are per job.
+	busy := e.create(e.newJob(e.t0))
+	e.addMessage(busy.ID, agentjob.Active, agentjob.Active, 2, e.t0)
+	e.addMessage(busy.ID, agentjob.Active, agentjob.Active, 3, e.t0)
+	j := e.create(e.newJob(e.t0))
+	_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "boom", At: e.t0.Add(time.Second)})
+	must(t, err, "ChangeStatus to failed")
+	before := e.job(j.ID)
+	eventsBefore := len(e.events(j.ID))
+
+	// A stale from-status writes nothing: no message, no status, no events,
+	// and no idempotency record.
+	at := e.t0.Add(time.Minute)
+	idem := agentjob.Idempotency{Scope: "message:x", Key: "k", RequestHash: sha("p"), NotBefore: e.t0.Add(-time.Hour)}
+	m2 := agentjob.Message{Seq: 2, Prompt: "again", State: agentjob.TurnQueued, CreatedAt: at}
+	ev := []agentjob.NewEvent{{Type: agentjob.EventMessageQueued, Data: map[string]any{"seq": 2}}}
+	_, _, err = s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Completed, agentjob.Active, m2, &idem, ev)
+	wantCode(t, err, apperr.Conflict, "AddMessage with a stale from-status")
+	after := e.job(j.ID)
+	if after.Status != agentjob.Failed || len(after.Messages) != 1 || after.Error != "boom" {
+		t.Errorf("after a refused AddMessage: status %s, %d messages, error %q; want failed, 1, boom", after.Status, len(after.Messages), after.Error)
+	}
+	sameTime(t, "UpdatedAt after a refused AddMessage", after.UpdatedAt, before.UpdatedAt)
+	if n := len(e.events(j.ID)); n != eventsBefore {
+		t.Errorf("a refused AddMessage wrote %d events", n-eventsBefore)
+	}
+	if _, found, err := s.FindIdempotent(e.ctx, idem); err != nil || found {
+		t.Errorf("a refused AddMessage remembered its idempotency key (found=%v, err=%v)", found, err)
+	}
+
+	// A stale message number (another message got in first) is a Conflict too.
+	m3 := m2
+	m3.Seq = 3
+	_, _, err = s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Failed, agentjob.Active, m3, nil, ev)
+	wantCode(t, err, apperr.Conflict, "AddMessage with a stale message number")
+	if got := e.job(j.ID); got.Status != agentjob.Failed || len(got.Messages) != 1 {
+		t.Errorf("after a refused AddMessage: status %s, %d messages", got.Status, len(got.Messages))
+	}
+
+	got, replayed, err := s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Failed, agentjob.Active, m2, nil, ev)
+	must(t, err, "AddMessage")
+	if replayed {
+		t.Errorf("AddMessage replayed without a key")
+	}
+	for name, j := range map[string]agentjob.Job{"AddMessage": got, "GetJob": e.job(j.ID)} {
+		if j.Status != agentjob.Active || len(j.Messages) != 2 {
+			t.Fatalf("%s: status %s, %d messages; want active, 2", name, j.Status, len(j.Messages))
+		}
+		if j.Error != "" {
+			t.Errorf("%s: an active job kept the error %q", name, j.Error)
+		}
+		sameTime(t, name+" UpdatedAt", j.UpdatedAt, at)
+		m := j.Messages[1]
+		if m.Seq != 2 || m.Prompt != "again" || m.State != agentjob.TurnQueued || m.Attempts != 0 {
+			t.Errorf("%s: new message = %+v", name, m)
+		}
+		sameTime(t, name+" message CreatedAt", m.CreatedAt, at)
+		if first := j.Messages[0]; first.Seq != 1 || first.State != agentjob.TurnCanceled {
+			t.Errorf("%s: first message = %+v, want seq 1 still canceled", name, first)
+		}
+	}
+	evs := e.events(j.ID)
+	if len(evs) != eventsBefore+1 || evs[len(evs)-1].Type != agentjob.EventMessageQueued {
+		t.Errorf("events after AddMessage = %+v, want one message.queued appended", evs)
+	}
+
+	// The same job, reached through another project, is NotFound or Conflict
+	// but never changed.
+	other := e.project("other")
+	m3.CreatedAt = e.t0.Add(2 * time.Minute)
+	_, _, err = s.AddMessage(e.ctx, other.ID, j.ID, agentjob.Active, agentjob.Active, m3, nil, nil)
+	if err == nil {
+		t.Errorf("AddMessage through another project succeeded")
+	}
+	if n := len(e.job(j.ID).Messages); n != 2 {
+		t.Errorf("AddMessage through another project added a message (%d messages)", n)
+	}
+}
+
+func testChangeStatusCancel(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	c := e.claim("w1", e.t0.Add(time.Second))
+	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(2*time.Second))
+	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 3, e.t0.Add(3*time.Second))
+	if canceled, err := s.RenewLease(e.ctx, c, e.t0.Add(2*lease)); err != nil || canceled {
+		t.Fatalf("RenewLease before cancel = %v, %v; want false, nil", canceled, err)
+	}
+	eventsBefore := len(e.events(j.ID))
+
+	at := e.t0.Add(time.Minute)
+	extra := []agentjob.NewEvent{{Type: "job.canceled", Data: map[string]any{"by": "test"}}}
+	got, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "canceled by request", At: at, Events: extra})
+	must(t, err, "ChangeStatus")
+	for name, j := range map[string]agentjob.Job{"ChangeStatus": got, "GetJob": e.job(j.ID)} {
+		if j.Status != agentjob.Failed || j.Error != "canceled by request" {
+			t.Errorf("%s: status %s error %q; want failed, canceled by request", name, j.Status, j.Error)
+		}
+		sameTime(t, name+" UpdatedAt", j.UpdatedAt, at)
+		samePtrTime(t, name+" ArchivedAt", j.ArchivedAt, nil)
+		if m := msg(t, j, 1); m.State != agentjob.TurnRunning {
+			t.Errorf("%s: running turn is %s, want still running until its worker stops", name, m.State)
+		}
+		for _, seq := range []int{2, 3} {
+			m := msg(t, j, seq)
+			if m.State != agentjob.TurnCanceled {
+				t.Errorf("%s: queued turn %d is %s, want canceled", name, seq, m.State)
+			}
+			samePtrTime(t, fmt.Sprintf("%s: canceled turn %d FinishedAt", name, seq), m.FinishedAt, &at)
+		}
+	}
+	canceled, err := s.RenewLease(e.ctx, c, e.t0.Add(3*lease))
+	if err != nil || !canceled {
+		t.Errorf("RenewLease after cancel = %v, %v; want true (cancel requested), nil", canceled, err)
+	}
+	// Should its worker die, the expired turn says it was canceled, so it is
+	// not queued again.
+	expired, err := s.ExpiredTurns(e.ctx, e.t0.Add(3*lease+time.Microsecond))
+	must(t, err, "ExpiredTurns")
+	want := c
+	want.CancelRequested = true
+	if len(expired) != 1 || expired[0] != want {
+		t.Errorf("ExpiredTurns after cancel = %+v, want [%+v]", expired, want)
+	}
+
+	evs := e.events(j.ID)[eventsBefore:]
+	if len(evs) != 2 || evs[0].Type != "job.canceled" || evs[1].Type != agentjob.EventStatus {
+		t.Fatalf("events written by ChangeStatus = %+v, want the caller's then a status event", evs)
+	}
+	d := decode(t, evs[1].Data)
+	if d["status"] != "failed" || d["error"] != "canceled by request" {
+		t.Errorf("status event data = %v", d)
+	}
+	sameTime(t, "status event CreatedAt", evs[1].CreatedAt, at)
+
+	// Nothing of the job can be claimed any more.
+	e.noClaim(e.t0.Add(2 * time.Minute))
+
+	// A wrong from-status is a Conflict and writes nothing.
+	n := len(e.events(j.ID))
+	_, err = s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "again", At: e.t0.Add(time.Hour)})
+	wantCode(t, err, apperr.Conflict, "ChangeStatus with a stale from-status")
+	if j := e.job(j.ID); j.Status != agentjob.Failed || j.Error != "canceled by request" {
+		t.Errorf("after a refused ChangeStatus: status %s error %q", j.Status, j.Error)
+	}
+	if m := len(e.events(j.ID)); m != n {
+		t.Errorf("a refused ChangeStatus wrote %d events", m-n)
+	}
+	_, err = s.ChangeStatus(e.ctx, e.proj.ID, uuid.NewString(), agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, At: at})
+	if err == nil {
+		t.Errorf("ChangeStatus of an unknown job succeeded")
+	}
+
+	// The worker stops and records the turn; the job stays failed with the
+	// cancel's error, and no second status event is written.
+	fin, err := s.FinishTurn(e.ctx, c, agentjob.TurnResult{State: agentjob.TurnCanceled, Error: "stopped", JobStatus: agentjob.Failed, At: e.t0.Add(2 * time.Minute)}, nil)
+	must(t, err, "FinishTurn after cancel")
+	if fin.Status != agentjob.Failed || fin.Error != "canceled by request" || msg(t, fin, 1).State != agentjob.TurnCanceled {
+		t.Errorf("after FinishTurn: status %s error %q turn %s", fin.Status, fin.Error, msg(t, fin, 1).State)
+	}
+	if st := e.statusEvents(j.ID); len(st) != 1 {
+		t.Errorf("status events = %v, want only the cancel's", st)
+	}
+}
+
+func archiveCases() []testCase {
+	var out []testCase
+	for _, tc := range []struct {
+		name      string
+		from      agentjob.Status
+		wantError string
+	}{
+		{"FromActive", agentjob.Active, ""},
+		{"FromFailed", agentjob.Failed, "boom"},
+	} {
+		out = append(out, testCase{"State/Archive/" + tc.name, func(t *testing.T, s Store) {
+			e := setup(t, s)
+			j := e.create(e.newJob(e.t0))
+			e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0)
+			if tc.from == agentjob.Failed {
+				_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "boom", At: e.t0.Add(time.Second)})
+				must(t, err, "ChangeStatus to failed")
+			}
+			at := e.t0.Add(time.Hour)
+			got, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: tc.from, To: agentjob.Archived, ArchivedAt: &at, At: at})
+			must(t, err, "ChangeStatus to archived")
+			for name, j := range map[string]agentjob.Job{"ChangeStatus": got, "GetJob": e.job(j.ID)} {
+				if j.Status != agentjob.Archived || j.Error != tc.wantError {
+					t.Errorf("%s: status %s error %q; want archived, %q", name, j.Status, j.Error, tc.wantError)
+				}
+				samePtrTime(t, name+" ArchivedAt", j.ArchivedAt, &at)
+				sameTime(t, name+" UpdatedAt", j.UpdatedAt, at)
+				for _, m := range j.Messages {
+					if m.State == agentjob.TurnQueued {
+						t.Errorf("%s: turn %d still queued in an archived job", name, m.Seq)
+					}
+				}
+			}
+			if st := e.statusEvents(j.ID); len(st) == 0 || st[len(st)-1] != "archived" {
+				t.Errorf("status events = %v, want the last to be archived", st)
+			}
+			e.noClaim(at)
+			_, err = s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: tc.from, To: agentjob.Archived, ArchivedAt: &at, At: at})
+			wantCode(t, err, apperr.Conflict, "ChangeStatus from a status the job left")
+		}})
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Queue
+
+func testClaimEmpty(t *testing.T, s Store) {
+	e := setup(t, s)
+	e.noClaim(e.t0)
+	// A job that is not active has nothing to claim either.
+	j := e.create(e.newJob(e.t0))
+	_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "x", At: e.t0})
+	must(t, err, "ChangeStatus")
+	e.noClaim(e.t0.Add(time.Second))
+	if expired, err := s.ExpiredTurns(e.ctx, e.t0.Add(time.Hour)); err != nil || len(expired) != 0 {
+		t.Errorf("ExpiredTurns with nothing running = %+v, %v", expired, err)
+	}
+
+	// A turn handed back to the queue after its job was canceled stays
+	// queued but is not claimed while the job is not active.
+	k := e.create(e.newJob(e.t0.Add(time.Minute)))
+	c := e.claim("w1", e.t0.Add(2*time.Minute))
+	_, err = s.ChangeStatus(e.ctx, e.proj.ID, k.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "canceled by request", At: e.t0.Add(3 * time.Minute)})
+	must(t, err, "ChangeStatus")
+	must(t, s.RequeueTurn(e.ctx, c, true), "RequeueTurn after cancel")
+	e.noClaim(e.t0.Add(4 * time.Minute))
+}
+
+func testClaimOldest(t *testing.T, s Store) {
+	e := setup(t, s)
+	other := e.project("other")
+	var byAge []agentjob.Job
+	for _, tc := range []struct {
+		project string
+		offset  time.Duration
+	}{{e.proj.ID, 2 * time.Second}, {other.ID, 0}, {e.proj.ID, time.Second}} {
+		j := e.newJobIn(tc.project, e.t0.Add(tc.offset))
+		if _, _, err := s.CreateJob(e.ctx, j, nil, nil); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		byAge = append(byAge, j)
+	}
+	slices.SortFunc(byAge, func(a, b agentjob.Job) int { return a.CreatedAt.Compare(b.CreatedAt) })
+
+	for i, want := range byAge {
+		now := e.t0.Add(time.Minute + time.Duration(i)*time.Second)
+		worker := fmt.Sprintf("w%d", i)
+		c := e.claim(worker, now)
+		if c.JobID != want.ID || c.ProjectID != want.ProjectID || c.Seq != 1 || c.Attempts != 1 || c.Worker != worker {
+			t.Fatalf("claim %d = %+v, want job %s of %s, seq 1, attempt 1, worker %s", i, c, want.ID, want.ProjectID, worker)
+		}
+		m := msg(t, e.jobIn(want.ProjectID, want.ID), 1)
+		if m.State != agentjob.TurnRunning || m.Attempts != 1 {
+			t.Errorf("claimed message = %+v, want running, attempt 1", m)
+		}
+		samePtrTime(t, "claimed message StartedAt", m.StartedAt, &now)
+	}
+	e.noClaim(e.t0.Add(time.Hour))
+}
+
+func testOneRunningTurnPerJob(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+	c1 := e.claim("w1", e.t0.Add(time.Minute))
+	if c1.JobID != j.ID || c1.Seq != 1 {
+		t.Fatalf("first claim = %+v, want seq 1", c1)
+	}
+	e.noClaim(e.t0.Add(time.Minute)) // seq 2 waits for seq 1
+
+	fin := e.finish(c1, agentjob.TurnResult{State: agentjob.TurnDone, Summary: "one", JobStatus: agentjob.Completed, At: e.t0.Add(2 * time.Minute)})
+	if fin.Status != agentjob.Active {
+		t.Errorf("job with a queued turn behind is %s, want active", fin.Status)
+	}
+	c2 := e.claim("w2", e.t0.Add(3*time.Minute))
+	if c2.JobID != j.ID || c2.Seq != 2 || c2.Attempts != 1 {
+		t.Fatalf("second claim = %+v, want seq 2, attempt 1", c2)
+	}
+	e.noClaim(e.t0.Add(3 * time.Minute))
+}
+
+func testTurnsInSeqOrder(t *testing.T, s Store) {
+	e := setup(t, s)
+	// seq 2 is stamped earlier than seq 1 (clocks of two replicas disagree).
+	j := e.create(e.newJob(e.t0.Add(10 * time.Second)))
+	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0)
+	c := e.claim("w1", e.t0.Add(time.Minute))
+	if c.JobID != j.ID || c.Seq != 1 {
+		t.Fatalf("claim = %+v, want seq 1 first", c)
+	}
+	// Handed back, seq 1 still runs before seq 2.
+	must(t, s.RequeueTurn(e.ctx, c, true), "RequeueTurn")
+	c = e.claim("w2", e.t0.Add(2*time.Minute))
+	if c.Seq != 1 {
+		t.Fatalf("claim after requeue = %+v, want seq 1 again", c)
+	}
+	e.noClaim(e.t0.Add(2 * time.Minute))
+}
+
+func testJobsIndependent(t *testing.T, s Store) {
+	e := setup(t, s)
+	a := e.create(e.newJob(e.t0))
+	e.addMessage(a.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+	b := e.create(e.newJob(e.t0.Add(2 * time.Second)))
+
+	ca := e.claim("w1", e.t0.Add(time.Minute))
+	cb := e.claim("w2", e.t0.Add(time.Minute))
+	if ca.JobID != a.ID || ca.Seq != 1 || cb.JobID != b.ID || cb.Seq != 1 {
+		t.Fatalf("claims = %+v, %+v; want a/1 then b/1", ca, cb)
+	}
+	e.noClaim(e.t0.Add(time.Minute))
+	e.finish(cb, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: e.t0.Add(2 * time.Minute)})
+	e.noClaim(e.t0.Add(2 * time.Minute)) // b finishing does not free a's seq 2
+	e.finish(ca, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: e.t0.Add(3 * time.Minute)})
+	if c := e.claim("w3", e.t0.Add(4*time.Minute)); c.JobID != a.ID || c.Seq != 2 {
+		t.Fatalf("claim = %+v, want a/2", c)
+	}
+}
+
+func testLease(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	fresh := e.create(e.newJob(e.t0.Add(time.Second)))
+	now := e.t0.Add(time.Minute)
+	c := e.claim("w1", now)
+	if c.JobID != j.ID {
+		t.Fatalf("claimed %+v, want job %s", c, j.ID)
+	}
+	until := now.Add(lease)
+
+	for name, bad := range map[string]agentjob.Claim{
+		"another worker":  {JobID: c.JobID, ProjectID: c.ProjectID, Seq: c.Seq, Attempts: c.Attempts, Worker: "w2"},
+		"another attempt": {JobID: c.JobID, ProjectID: c.ProjectID, Seq: c.Seq, Attempts: c.Attempts + 1, Worker: c.Worker},
+		"another seq":     {JobID: c.JobID, ProjectID: c.ProjectID, Seq: 2, Attempts: c.Attempts, Worker: c.Worker},
+		"another job":     {JobID: fresh.ID, ProjectID: c.ProjectID, Seq: 1, Attempts: 1, Worker: c.Worker},
+	} {
+		_, err := s.RenewLease(e.ctx, bad, until.Add(time.Hour))
+		wantCode(t, err, apperr.Conflict, "RenewLease by "+name)
+	}
+
+	for _, tc := range []struct {
+		at   time.Time
+		want bool
+	}{{now, false}, {until, false}, {until.Add(time.Microsecond), true}} {
+		expired, err := s.ExpiredTurns(e.ctx, tc.at)
+		must(t, err, "ExpiredTurns")
+		if got := len(expired) == 1; got != tc.want || len(expired) > 1 {
+			t.Fatalf("ExpiredTurns(lease end %+v) = %+v, want expired=%v", tc.at.Sub(until), expired, tc.want)
+		}
+		if tc.want && (expired[0] != c || expired[0].CancelRequested) {
+			t.Errorf("ExpiredTurns = %+v, want the claim %+v without CancelRequested", expired[0], c)
+		}
+	}
+
+	// Renewal by the owner moves the lease end; refused renewals did not.
+	later := until.Add(10 * time.Minute)
+	canceled, err := s.RenewLease(e.ctx, c, later)
+	if err != nil || canceled {
+		t.Fatalf("RenewLease by the owner = %v, %v; want false, nil", canceled, err)
+	}
+	if expired, err := s.ExpiredTurns(e.ctx, later); err != nil || len(expired) != 0 {
+		t.Errorf("ExpiredTurns at the renewed lease end = %+v, %v; want none", expired, err)
+	}
+	if expired, err := s.ExpiredTurns(e.ctx, later.Add(time.Microsecond)); err != nil || len(expired) != 1 {
+		t.Errorf("ExpiredTurns after the renewed lease = %+v, %v; want the turn", expired, err)
+	}
+
+	// Only running turns are listed: the second job's turn, claimed with a
+	// longer lease, is not expired, and finished turns never are.
+	c2, ok, err := s.ClaimTurn(e.ctx, "w2", now, now.Add(time.Hour))
+	if err != nil || !ok || c2.JobID != fresh.ID {
+		t.Fatalf("ClaimTurn = %+v, %v, %v; want the second job", c2, ok, err)
+	}
+	expired, err := s.ExpiredTurns(e.ctx, later.Add(time.Second))
+	must(t, err, "ExpiredTurns")
+	if len(expired) != 1 || expired[0].JobID != j.ID {
+		t.Errorf("ExpiredTurns = %+v, want only job %s", expired, j.ID)
+	}
+	e.finish(c, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: later})
+	if expired, err := s.ExpiredTurns(e.ctx, now.Add(24*time.Hour)); err != nil || len(expired) != 1 || expired[0].JobID != fresh.ID {
+		t.Errorf("ExpiredTurns after finishing = %+v, %v; want only job %s", expired, err, fresh.ID)
+	}
+	_, err = s.RenewLease(e.ctx, c, later.Add(time.Hour))
+	wantCode(t, err, apperr.Conflict, "RenewLease of a finished turn")
+}
+
+func testRequeue(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	c1 := e.claim("w1", e.t0.Add(time.Minute))
+
+	wrong := c1
+	wrong.Worker = "w2"
+	wantCode(t, s.RequeueTurn(e.ctx, wrong, true), apperr.Conflict, "RequeueTurn by another worker")
+
+	// Counted (lease expired): the attempt stays used.
+	must(t, s.RequeueTurn(e.ctx, c1, true), "RequeueTurn counted")
+	m := msg(t, e.job(j.ID), 1)
+	if m.State != agentjob.TurnQueued || m.Attempts != 1 {
+		t.Errorf("after a counted requeue: %+v, want queued with 1 attempt", m)
+	}
+	if expired, err := s.ExpiredTurns(e.ctx, e.t0.Add(time.Hour)); err != nil || len(expired) != 0 {
+		t.Errorf("ExpiredTurns after requeue = %+v, %v", expired, err)
+	}
+	_, err := s.RenewLease(e.ctx, c1, e.t0.Add(time.Hour))
+	wantCode(t, err, apperr.Conflict, "RenewLease of a requeued claim")
+	wantCode(t, s.RequeueTurn(e.ctx, c1, true), apperr.Conflict, "RequeueTurn twice")
+
+	c2 := e.claim("w2", e.t0.Add(2*time.Minute))
+	if c2.JobID != j.ID || c2.Seq != 1 || c2.Attempts != 2 {
+		t.Fatalf("re-claim after a counted requeue = %+v, want attempt 2", c2)
+	}
+
+	// Not counted (hand-back on shutdown): the run does not use an attempt.
+	must(t, s.RequeueTurn(e.ctx, c2, false), "RequeueTurn not counted")
+	if m := msg(t, e.job(j.ID), 1); m.State != agentjob.TurnQueued || m.Attempts != 1 {
+		t.Errorf("after an uncounted requeue: %+v, want queued with 1 attempt", m)
+	}
+	c3 := e.claim("w3", e.t0.Add(3*time.Minute))
+	if c3.Attempts != 2 {
+		t.Errorf("re-claim after an uncounted requeue = %+v, want attempt 2 again", c3)
+	}
+	if m := msg(t, e.job(j.ID), 1); m.State != agentjob.TurnRunning || m.Attempts != 2 {
+		t.Errorf("re-claimed message = %+v, want running with 2 attempts", m)
+	}
+}
+
+func testFinishStaleClaim(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	c1 := e.claim("w1", e.t0.Add(time.Minute))
+	must(t, s.RequeueTurn(e.ctx, c1, true), "RequeueTurn")
+	c2 := e.claim("w1", e.t0.Add(2*time.Minute)) // same worker, next attempt
+	n := len(e.events(j.ID))
+
+	r := agentjob.TurnResult{State: agentjob.TurnDone, Summary: "stale", PRLink: "https://example.com/pr/9", PRNumber: 9, FilesChanged: []string{"stale.md"}, JobStatus: agentjob.Completed, At: e.t0.Add(3 * time.Minute)}
+	ev := []agentjob.NewEvent{{Type: agentjob.EventTurnFinished, Data: map[string]any{"seq": 1}}}
+	for name, bad := range map[string]agentjob.Claim{
+		"an earlier attempt": c1,
+		"another worker":     {JobID: c2.JobID, ProjectID: c2.ProjectID, Seq: c2.Seq, Attempts: c2.Attempts, Worker: "w9"},
+	} {
+		_, err := s.FinishTurn(e.ctx, bad, r, ev)
+		wantCode(t, err, apperr.Conflict, "FinishTurn by "+name)
+	}
+	_, err := s.RenewLease(e.ctx, c1, e.t0.Add(time.Hour))
+	wantCode(t, err, apperr.Conflict, "RenewLease by an earlier attempt")
+	wantCode(t, s.RequeueTurn(e.ctx, c1, true), apperr.Conflict, "RequeueTurn by an earlier attempt")
+	got := e.job(j.ID)
+	if got.Status != agentjob.Active || got.PRLink != "" || got.Summary != "" || len(got.FilesChanged) != 0 || msg(t, got, 1).State != agentjob.TurnRunning {
+		t.Errorf("a refused FinishTurn changed the job: %+v", got)
+	}
+	if m := len(e.events(j.ID)); m != n {
+		t.Errorf("a refused FinishTurn wrote %d events", m-n)
+	}
+
+	r.Summary = "fresh"
+	fin, err := s.FinishTurn(e.ctx, c2, r, ev)
+	must(t, err, "FinishTurn by the current claim")
+	if m := msg(t, fin, 1); m.State != agentjob.TurnDone || m.Attempts != 2 || m.Summary != "fresh" {
+		t.Errorf("finished message = %+v, want done on attempt 2", m)
+	}
+	if fin.Status != agentjob.Completed || fin.Summary != "fresh" {
+		t.Errorf("after FinishTurn: %+v", fin)
+	}
+	_, err = s.FinishTurn(e.ctx, c2, r, ev)
+	wantCode(t, err, apperr.Conflict, "FinishTurn twice")
+}
+
+func finishJobStatusCases() []testCase {
+	var out []testCase
+	for _, tc := range []struct {
+		name string
+		// prepare runs after the claim of seq 1.
+		prepare   func(e *env, j agentjob.Job)
+		result    agentjob.TurnResult
+		want      agentjob.Status
+		wantError string
+		completed bool
+		statusEv  bool
+	}{
+		{
+			name:      "Completed",
+			result:    agentjob.TurnResult{State: agentjob.TurnDone, Summary: "fixed it", JobStatus: agentjob.Completed},
+			want:      agentjob.Completed,
+			completed: true,
+			statusEv:  true,
+		},
+		{
+			name:      "Failed",
+			result:    agentjob.TurnResult{State: agentjob.TurnFailed, Error: "the agent crashed", JobStatus: agentjob.Failed},
+			want:      agentjob.Failed,
+			wantError: "the agent crashed",
+			statusEv:  true,
+		},
+		{
+			name: "QueuedTurnBehind",
+			prepare: func(e *env, j agentjob.Job) {
+				e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+			},
+			result: agentjob.TurnResult{State: agentjob.TurnDone, Summary: "part one", JobStatus: agentjob.Completed},
+			want:   agentjob.Active,
+		},
+		{
+			name: "FailedTurnWithQueuedTurnBehind",
+			prepare: func(e *env, j agentjob.Job) {
+				e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+			},
+			result: agentjob.TurnResult{State: agentjob.TurnFailed, Error: "oops", JobStatus: agentjob.Failed},
+			want:   agentjob.Active,
+		},
+		{
+			name: "ArchivedWhileRunning",
+			prepare: func(e *env, j agentjob.Job) {
+				at := e.t0.Add(time.Second)
+				_, err := e.s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Archived, ArchivedAt: &at, At: at})
+				must(e.t, err, "ChangeStatus to archived")
+				expired, err := e.s.ExpiredTurns(e.ctx, e.t0.Add(24*time.Hour))
+				must(e.t, err, "ExpiredTurns")
+				if len(expired) != 1 || expired[0].JobID != j.ID || !expired[0].CancelRequested {
+					e.t.Errorf("ExpiredTurns after archiving a running job = %+v, want its turn with CancelRequested", expired)
+				}
+			},
+			result: agentjob.TurnResult{State: agentjob.TurnDone, Summary: "late", JobStatus: agentjob.Completed},
+			want:   agentjob.Archived,
+		},
+	} {
+		out = append(out, testCase{"Queue/FinishJobStatus/" + tc.name, func(t *testing.T, s Store) {
+			e := setup(t, s)
+			j := e.create(e.newJob(e.t0))
+			c := e.claim("w1", e.t0.Add(time.Second))
+			if tc.prepare != nil {
+				tc.prepare(e, j)
+			}
+			statusBefore := e.statusEvents(j.ID)
+			n := len(e.events(j.ID))
+
+			r := tc.result
+			r.At = e.t0.Add(time.Minute)
+			ev := []agentjob.NewEvent{{Type: agentjob.EventTurnFinished, Data: map[string]any{"seq": 1, "state": r.State}}}
+			got, err := s.FinishTurn(e.ctx, c, r, ev)
+			must(t, err, "FinishTurn")
+			for name, j := range map[string]agentjob.Job{"FinishTurn": got, "GetJob": e.job(j.ID)} {
+				if j.Status != tc.want || j.Error != tc.wantError {
+					t.Errorf("%s: status %s error %q; want %s, %q", name, j.Status, j.Error, tc.want, tc.wantError)
+				}
+				if tc.completed {
+					samePtrTime(t, name+" CompletedAt", j.CompletedAt, &r.At)
+				} else {
+					samePtrTime(t, name+" CompletedAt", j.CompletedAt, nil)
+				}
+				if tc.statusEv {
+					sameTime(t, name+" UpdatedAt", j.UpdatedAt, r.At)
+				}
+				if tc.completed && j.Summary != r.Summary {
+					t.Errorf("%s: summary %q, want %q", name, j.Summary, r.Summary)
+				}
+				m := msg(t, j, 1)
+				if m.State != r.State || m.Summary != r.Summary || m.Error != r.Error || m.Attempts != 1 {
+					t.Errorf("%s: finished message = %+v, want state %s summary %q error %q", name, m, r.State, r.Summary, r.Error)
+				}
+				samePtrTime(t, name+" message FinishedAt", m.FinishedAt, &r.At)
+			}
+
+			evs := e.events(j.ID)[n:]
+			if len(evs) == 0 || evs[0].Type != agentjob.EventTurnFinished {
+				t.Fatalf("events written by FinishTurn = %+v, want the caller's first", evs)
+			}
+			st := e.statusEvents(j.ID)
+			if !tc.statusEv {
+				if len(st) != len(statusBefore) {
+					t.Errorf("status events %v, want no new one (status unchanged)", st)
+				}
+				return
+			}
+			if len(evs) != 2 || evs[1].Type != agentjob.EventStatus {
+				t.Fatalf("events written by FinishTurn = %+v, want turn.finished then status", evs)
+			}
+			d := decode(t, evs[1].Data)
+			if d["status"] != string(tc.want) {
+				t.Errorf("status event data = %v, want status %s", d, tc.want)
+			}
+			if tc.wantError != "" && d["error"] != tc.wantError {
+				t.Errorf("status event data = %v, want error %q", d, tc.wantError)
+			}
+			if tc.completed && d["summary"] != r.Summary {
+				t.Errorf("status event data = %v, want summary %q", d, r.Summary)
+			}
+			sameTime(t, "status event CreatedAt", evs[1].CreatedAt, r.At)
+		}})
+	}
+	return out
+}
+
+func testFinishCompletedClearsError(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	c := e.claim("w1", e.t0.Add(time.Second))
+	first := e.finish(c, agentjob.TurnResult{State: agentjob.TurnFailed, Error: "boom", JobStatus: agentjob.Failed, At: e.t0.Add(time.Minute)})
+	if first.Status != agentjob.Failed || first.Error != "boom" {
+		t.Fatalf("after a failed turn: %s %q", first.Status, first.Error)
+	}
+
+	e.addMessage(j.ID, agentjob.Failed, agentjob.Active, 2, e.t0.Add(2*time.Minute))
+	c = e.claim("w1", e.t0.Add(3*time.Minute))
+	at := e.t0.Add(4 * time.Minute)
+	done := e.finish(c, agentjob.TurnResult{State: agentjob.TurnDone, Summary: "done", JobStatus: agentjob.Completed, At: at})
+	if done.Status != agentjob.Completed || done.Error != "" {
+		t.Errorf("after a completed turn: status %s error %q; want completed with no error", done.Status, done.Error)
+	}
+	samePtrTime(t, "CompletedAt", done.CompletedAt, &at)
+
+	// Completed again later: CompletedAt is the latest completion.
+	e.addMessage(j.ID, agentjob.Completed, agentjob.Active, 3, e.t0.Add(5*time.Minute))
+	if j := e.job(j.ID); j.Status != agentjob.Active || j.CompletedAt != nil {
+		t.Errorf("reactivated job: status %s CompletedAt %v; want active, nil", j.Status, fmtPtr(j.CompletedAt))
+	}
+	c = e.claim("w1", e.t0.Add(6*time.Minute))
+	at = e.t0.Add(7 * time.Minute)
+	done = e.finish(c, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: at})
+	samePtrTime(t, "CompletedAt after the second completion", done.CompletedAt, &at)
+	if done.Summary != "done" {
+		t.Errorf("an empty turn summary replaced the job's summary: %q", done.Summary)
+	}
+	if st := e.statusEvents(j.ID); !slices.Equal(st, []string{"failed", "completed", "completed"}) {
+		t.Errorf("status events written by FinishTurn = %v", st)
+	}
+}
+
+func testFinishPRLinkAndFiles(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	const pr1, pr2 = "https://example.com/acme/docs/pull/1", "https://example.com/acme/docs/pull/2"
+
+	steps := []struct {
+		result    agentjob.TurnResult
+		wantFiles []string
+	}{
+		{agentjob.TurnResult{State: agentjob.TurnDone, PRLink: pr1, PRNumber: 1, FilesChanged: []string{"a.md", "b.md"}}, []string{"a.md", "b.md"}},
+		{agentjob.TurnResult{State: agentjob.TurnDone, FilesChanged: []string{"b.md", "c.md"}}, []string{"a.md", "b.md", "c.md"}},
+		{agentjob.TurnResult{State: agentjob.TurnDone, PRLink: pr2, PRNumber: 2}, []string{"a.md", "b.md", "c.md"}},
+		{agentjob.TurnResult{State: agentjob.TurnFailed, Error: "x", FilesChanged: []string{"d.md"}}, []string{"a.md", "b.md", "c.md", "d.md"}},
+	}
+	for i, step := range steps {
+		seq := i + 1
+		base := e.t0.Add(time.Duration(i) * time.Hour)
+		if seq > 1 {
+			from := e.job(j.ID).Status
+			if got := e.addMessage(j.ID, from, agentjob.Active, seq, base); got.PRLink != pr1 || got.PRNumber != 1 {
+				t.Errorf("AddMessage changed the PR to %q #%d", got.PRLink, got.PRNumber)
+			}
+		}
+		c := e.claim("w1", base.Add(time.Second))
+		if c.Seq != seq {
+			t.Fatalf("claimed seq %d, want %d", c.Seq, seq)
+		}
+		r := step.result
+		r.JobStatus, r.At = agentjob.Completed, base.Add(time.Minute)
+		if r.State == agentjob.TurnFailed {
+			r.JobStatus = agentjob.Failed
+		}
+		got := e.finish(c, r)
+		if got.PRLink != pr1 || got.PRNumber != 1 {
+			t.Errorf("after turn %d: PR %q #%d, want %q #1 (set once, never cleared or replaced)", seq, got.PRLink, got.PRNumber, pr1)
+		}
+		if files := sorted(got.FilesChanged); !slices.Equal(files, step.wantFiles) {
+			t.Errorf("after turn %d: FilesChanged %v, want %v", seq, got.FilesChanged, step.wantFiles)
+		}
+		if len(got.FilesChanged) != len(step.wantFiles) {
+			t.Errorf("after turn %d: FilesChanged has duplicates: %v", seq, got.FilesChanged)
+		}
+		if seq == 1 {
+			evs := e.events(j.ID)
+			d := decode(t, evs[len(evs)-1].Data)
+			if d["status"] != "completed" || d["prLink"] != pr1 {
+				t.Errorf("status event after the PR = %v, want completed with prLink", d)
+			}
+		}
+	}
+	at := e.t0.Add(10 * time.Hour)
+	archived, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Failed, To: agentjob.Archived, ArchivedAt: &at, At: at})
+	must(t, err, "ChangeStatus to archived")
+	if archived.PRLink != pr1 || archived.PRNumber != 1 || len(archived.FilesChanged) != 4 {
+		t.Errorf("archiving changed the outcome: PR %q #%d files %v", archived.PRLink, archived.PRNumber, archived.FilesChanged)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Events
+
+func testEvents(t *testing.T, s Store) {
+	e := setup(t, s)
+	a := e.create(e.newJob(e.t0))
+	b := e.create(e.newJob(e.t0))
+	at := e.t0.Add(time.Second)
+
+	must(t, s.AppendEvents(e.ctx, a.ID, at, []agentjob.NewEvent{
+		{Type: "tool.step", Data: map[string]any{"tool": "edit", "n": 1}},
+		{Type: "commit", Data: map[string]any{"sha": "abc", "files": []string{"x.md"}}},
+	}), "AppendEvents a")
+	must(t, s.AppendEvents(e.ctx, b.ID, at, []agentjob.NewEvent{{Type: "other", Data: map[string]any{"job": "b"}}}), "AppendEvents b")
+	must(t, s.AppendEvents(e.ctx, a.ID, at.Add(time.Second), []agentjob.NewEvent{{Type: "pr", Data: map[string]any{"url": "https://example.com/pr/1"}}}), "AppendEvents a again")
+	must(t, s.AppendEvents(e.ctx, a.ID, at, nil), "AppendEvents none")
+
+	all, err := s.ListEvents(e.ctx, a.ID, 0, 100)
+	must(t, err, "ListEvents")
+	wantTypes := []string{"tool.step", "commit", "pr"}
+	var types []string
+	for i, ev := range all {
+		types = append(types, ev.Type)
+		if ev.JobID != a.ID {
+			t.Errorf("event %d JobID = %q, want %q", i, ev.JobID, a.ID)
+		}
+		if i > 0 && ev.ID <= all[i-1].ID {
+			t.Errorf("event ids not increasing: %d after %d", ev.ID, all[i-1].ID)
+		}
+	}
+	if !slices.Equal(types, wantTypes) {
+		t.Fatalf("ListEvents types = %v, want %v (no events of other jobs)", types, wantTypes)
+	}
+	if d := decode(t, all[1].Data); d["sha"] != "abc" || !reflect.DeepEqual(d["files"], []any{"x.md"}) {
+		t.Errorf("commit event data = %v", d)
+	}
+	if d := decode(t, all[0].Data); d["tool"] != "edit" || d["n"] != float64(1) {
+		t.Errorf("tool.step event data = %v", d)
+	}
+	sameTime(t, "event 0 CreatedAt", all[0].CreatedAt, at)
+	sameTime(t, "event 2 CreatedAt", all[2].CreatedAt, at.Add(time.Second))
+
+	other, err := s.ListEvents(e.ctx, b.ID, 0, 100)
+	must(t, err, "ListEvents b")
+	if len(other) != 1 || other[0].Type != "other" || other[0].JobID != b.ID {
+		t.Fatalf("ListEvents b = %+v", other)
+	}
+	// Ids grow over the whole store, in the order events were appended.
+	if !(all[1].ID < other[0].ID && other[0].ID < all[2].ID) {
+		t.Errorf("event ids %d, %d (other job), %d do not follow the append order", all[1].ID, other[0].ID, all[2].ID)
+	}
+
+	for _, tc := range []struct {
+		after int64
+		limit int
+		want  []string
+	}{
+		{0, 2, wantTypes[:2]},
+		{all[0].ID, 100, wantTypes[1:]},
+		{all[0].ID, 1, wantTypes[1:2]},
+		{all[1].ID, 100, wantTypes[2:]},
+		{other[0].ID, 100, wantTypes[2:]},
+		{all[2].ID, 100, nil},
+	} {
+		page, err := s.ListEvents(e.ctx, a.ID, tc.after, tc.limit)
+		must(t, err, "ListEvents page")
+		var got []string
+		for _, ev := range page {
+			got = append(got, ev.Type)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("ListEvents(after %d, limit %d) = %v, want %v", tc.after, tc.limit, got, tc.want)
+		}
+	}
+
+	// Resuming one event at a time sees each event once.
+	var resumed []string
+	var last int64
+	for range 10 {
+		page, err := s.ListEvents(e.ctx, a.ID, last, 1)
+		must(t, err, "ListEvents resume")
+		if len(page) == 0 {
+			break
+		}
+		resumed = append(resumed, page[0].Type)
+		last = page[0].ID
+	}
+	if !slices.Equal(resumed, wantTypes) {
+		t.Errorf("resumed events = %v, want %v", resumed, wantTypes)
+	}
+	if evs, err := s.ListEvents(e.ctx, uuid.NewString(), 0, 100); err != nil || len(evs) != 0 {
+		t.Errorf("ListEvents of an unknown job = %+v, %v; want none", evs, err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Rate limits
+
+func approx(got, want time.Duration) bool {
+	d := got - want
+	return d > -time.Second && d < time.Second
+}
+
+func take(t *testing.T, s Store, now time.Time, rules ...ratelimit.Rule) (bool, []ratelimit.Usage) {
+	t.Helper()
+	allowed, usage, err := s.Take(t.Context(), now, rules)
+	must(t, err, "Take")
+	if len(usage) != len(rules) {
+		t.Fatalf("Take returned %d usages for %d rules", len(usage), len(rules))
+	}
+	for i, u := range usage {
+		if u.Rule != rules[i] {
+			t.Errorf("usage %d is of rule %+v, want %+v", i, u.Rule, rules[i])
+		}
+	}
+	return allowed, usage
+}
+
+func testRateLimitWindow(t *testing.T, s Store) {
+	t0 := baseTime()
+	rule := ratelimit.Rule{Name: "agent requests per project", Key: "agent:project:docs", Limit: 3, Window: time.Hour}
+	for _, tc := range []struct {
+		at        time.Duration
+		allowed   bool
+		used      int
+		resetIn   time.Duration
+		checkName string
+	}{
+		{0, true, 1, time.Hour, "first hit"},
+		{10 * time.Minute, true, 2, 50 * time.Minute, "second hit"},
+		{20 * time.Minute, true, 3, 40 * time.Minute, "third hit"},
+		{30 * time.Minute, false, 3, 30 * time.Minute, "fourth hit is refused"},
+		{59 * time.Minute, false, 3, time.Minute, "still full; the refused hit was not recorded"},
+		{time.Hour - time.Microsecond, false, 3, time.Microsecond, "the first hit is still in the window"},
+		// The first hit left the window (now-window, now]; had a refused
+		// take been recorded the window would still be full.
+		{time.Hour, true, 3, 10 * time.Minute, "the first hit left the window"},
+		{time.Hour + time.Minute, false, 3, 9 * time.Minute, "full again"},
+		{3 * time.Hour, true, 1, time.Hour, "every hit left the window"},
+	} {
+		allowed, usage := take(t, s, t0.Add(tc.at), rule)
+		u := usage[0]
+		if allowed != tc.allowed || u.Used != tc.used || !approx(u.ResetIn, tc.resetIn) {
+			t.Fatalf("%s (t0+%v): allowed=%v used=%d resetIn=%v; want %v, %d, ≈%v",
+				tc.checkName, tc.at, allowed, u.Used, u.ResetIn, tc.allowed, tc.used, tc.resetIn)
+		}
+	}
+}
+
+func testRateLimitMultipleRules(t *testing.T, s Store) {
+	t0 := baseTime()
+	small := ratelimit.Rule{Name: "per key", Key: "agent:key:k1", Limit: 1, Window: time.Hour}
+	large := ratelimit.Rule{Name: "per org", Key: "agent:org:acme", Limit: 5, Window: 24 * time.Hour}
+
+	allowed, usage := take(t, s, t0, small, large)
+	if !allowed || usage[0].Used != 1 || usage[1].Used != 1 {
+		t.Fatalf("first take: allowed=%v usage=%+v", allowed, usage)
+	}
+	// small is full, in either position: nothing is recorded in large.
+	for i, rules := range [][]ratelimit.Rule{{small, large}, {large, small}} {
+		allowed, usage := take(t, s, t0.Add(time.Duration(i+1)*time.Minute), rules...)
+		if allowed {
+			t.Fatalf("take %d with a full rule was allowed", i)
+		}
+		for _, u := range usage {
+			if u.Used != 1 {
+				t.Errorf("refused take %d: %s used %d, want 1", i, u.Rule.Key, u.Used)
+			}
+		}
+	}
+	// large holds exactly the one hit of the allowed take: four more fit.
+	for i := 2; i <= 5; i++ {
+		allowed, usage := take(t, s, t0.Add(time.Duration(i)*time.Minute), large)
+		if !allowed || usage[0].Used != i {
+			t.Fatalf("take %d of large alone: allowed=%v used=%d; want true, %d", i, allowed, usage[0].Used, i)
+		}
+	}
+	allowed, usage = take(t, s, t0.Add(10*time.Minute), large)
+	if allowed || usage[0].Used != 5 {
+		t.Fatalf("sixth take of large: allowed=%v used=%d; want false, 5", allowed, usage[0].Used)
+	}
+	// With large full, a take that small would allow records nothing in small.
+	allowed, _ = take(t, s, t0.Add(2*time.Hour), small, large)
+	if allowed {
+		t.Fatalf("take with large full was allowed")
+	}
+	allowed, usage = take(t, s, t0.Add(2*time.Hour), small)
+	if !allowed || usage[0].Used != 1 {
+		t.Errorf("small alone after the refused take: allowed=%v used=%d; want true, 1", allowed, usage[0].Used)
+	}
+}
+
+func testRateLimitKeysIndependent(t *testing.T, s Store) {
+	t0 := baseTime()
+	x := ratelimit.Rule{Name: "x", Key: "assistant:domain:x", Limit: 2, Window: time.Hour}
+	y := ratelimit.Rule{Name: "y", Key: "assistant:domain:y", Limit: 2, Window: time.Hour}
+	for i := 1; i <= 2; i++ {
+		if allowed, usage := take(t, s, t0.Add(time.Duration(i)*time.Second), x); !allowed || usage[0].Used != i {
+			t.Fatalf("take %d of x: allowed=%v used=%d", i, allowed, usage[0].Used)
+		}
+	}
+	if allowed, _ := take(t, s, t0.Add(3*time.Second), x); allowed {
+		t.Fatalf("third take of x was allowed")
+	}
+	for i := 1; i <= 2; i++ {
+		if allowed, usage := take(t, s, t0.Add(4*time.Second), y); !allowed || usage[0].Used != i {
+			t.Fatalf("take %d of y: allowed=%v used=%d; want true, %d", i, allowed, usage[0].Used, i)
+		}
+	}
+	// The same key under another rule name counts the same hits.
+	xAgain := x
+	xAgain.Name = "x, named differently"
+	if allowed, usage := take(t, s, t0.Add(5*time.Second), xAgain); allowed || usage[0].Used != 2 {
+		t.Errorf("x under another name: allowed=%v used=%d; want false, 2", allowed, usage[0].Used)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Concurrency
+
+func testConcurrentClaims(t *testing.T, s Store) {
+	e := setup(t, s)
+	const jobs, workers = 10, 16
+	want := map[string]bool{}
+	for i := range jobs {
+		j := e.create(e.newJob(e.t0.Add(time.Duration(i) * time.Millisecond)))
+		want[j.ID] = true
+	}
+
+	var (
+		mu      sync.Mutex
+		claims  = map[string][]agentjob.Claim{}
+		wg      sync.WaitGroup
+		start   = make(chan struct{})
+		errs    []error
+		now     = e.t0.Add(time.Minute)
+		ctx     = e.ctx
+		claimed int
+	)
+	for w := range workers {
+		worker := fmt.Sprintf("w%02d", w)
+		wg.Go(func() {
+			<-start
+			for {
+				c, ok, err := s.ClaimTurn(ctx, worker, now, now.Add(lease))
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if ok {
+					claims[c.JobID] = append(claims[c.JobID], c)
+					claimed++
+				}
+				mu.Unlock()
+				if err != nil || !ok {
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	for _, err := range errs {
+		t.Errorf("ClaimTurn: %v", err)
+	}
+	if claimed != jobs {
+		t.Errorf("%d claims, want %d", claimed, jobs)
+	}
+	for id := range want {
+		cs := claims[id]
+		if len(cs) != 1 {
+			t.Errorf("job %s claimed %d times: %+v", id, len(cs), cs)
+			continue
+		}
+		if cs[0].Seq != 1 || cs[0].Attempts != 1 {
+			t.Errorf("claim %+v, want seq 1 attempt 1", cs[0])
+		}
+		m := msg(t, e.job(id), 1)
+		if m.State != agentjob.TurnRunning || m.Attempts != 1 {
+			t.Errorf("job %s message after the claims = %+v, want running, attempt 1", id, m)
+		}
+	}
+	for id := range claims {
+		if !want[id] {
+			t.Errorf("claimed unknown job %s", id)
+		}
+	}
+	e.noClaim(now)
+	if expired, err := s.ExpiredTurns(ctx, now.Add(lease+time.Microsecond)); err != nil || len(expired) != jobs {
+		t.Errorf("ExpiredTurns = %d turns, %v; want %d", len(expired), err, jobs)
+	}
+}
