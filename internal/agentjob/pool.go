@@ -223,9 +223,13 @@ func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
 	cause := context.Cause(turnCtx)
 	switch {
 	case errors.Is(cause, errShutdown):
-		if err := p.store.RequeueTurn(storeCtx, c, false); err != nil {
+		err := p.store.RequeueTurn(storeCtx, c, false)
+		switch {
+		case apperr.Is(err, apperr.Conflict):
+			log.Info("turn not handed back: its job was canceled; recovery ends it")
+		case err != nil:
 			log.Error("hand turn back to the queue", "err", err)
-		} else {
+		default:
 			log.Info("turn handed back to the queue for shutdown")
 		}
 		return

@@ -63,7 +63,7 @@ func (m *Main) Start(ctx context.Context) error {
 	tenants := tenant.NewService(store, m.Now)
 	if m.Config.Demo {
 		if err := createDemo(ctx, tenants, m.Config, m.Out); err != nil {
-			store.Close()
+			_ = store.Close()
 			return fmt.Errorf("create demo organization: %w", err)
 		}
 	}
@@ -88,9 +88,10 @@ func (m *Main) Start(ctx context.Context) error {
 		TrustedProxies: m.Config.TrustedProxies,
 	})
 
-	ln, err := net.Listen("tcp", m.Config.Addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", m.Config.Addr)
 	if err != nil {
-		store.Close()
+		_ = store.Close()
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
 	m.listener = ln

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -53,7 +52,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	runner := shutdownRunner{started: make(chan string, 1)}
-	m := &app.Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Runner: runner}
+	m := &app.Main{Config: cfg, Log: slog.New(slog.DiscardHandler), Runner: runner}
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +78,13 @@ func TestGracefulShutdown(t *testing.T) {
 
 	req, _ = http.NewRequest(http.MethodGet, base+"/v2/agent/docs/job/"+job.ID+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
-	stream, err := http.DefaultClient.Do(req)
+	stream, err := http.DefaultClient.Do(req) //nolint:bodyclose // the reading goroutine closes it
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stream.Body.Close()
 	streamEnded := make(chan struct{})
 	go func() {
+		defer stream.Body.Close()
 		sc := bufio.NewScanner(stream.Body)
 		for sc.Scan() {
 		}

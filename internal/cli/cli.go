@@ -170,7 +170,7 @@ func withStore(ctx context.Context, name string, args []string, env Env, define 
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer func() { _ = store.Close() }()
 	return fn(tenant.NewService(store, now), positional)
 }
 
@@ -411,13 +411,13 @@ func apply(ctx context.Context, args []string, env Env) error {
 		if len(pos) != 1 {
 			return errors.New("usage: docsmith apply FILE (a YAML set-up file; '-' reads standard input)")
 		}
-		var r io.Reader = env.Stdin
+		r := env.Stdin
 		if pos[0] != "-" {
 			f, err := os.Open(pos[0])
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			r = f
 		}
 		setup, err := tenant.ParseSetup(r)

@@ -40,7 +40,8 @@ func decodeBody(body []byte, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return describeJSONError(err)
 	}
-	if dec.More() {
+	// More is false before a stray ']' or '}', so look for the end instead.
+	if _, err := dec.Token(); err != io.EOF {
 		return apperr.New(apperr.Invalid, "the request body has data after the JSON object; send exactly one object")
 	}
 	return nil

@@ -70,7 +70,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) error {
 				break
 			}
 		}
-		if job.Status != agentjob.Active {
+		if settled(job) {
 			return nil
 		}
 		select {
@@ -85,6 +85,21 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) error {
 			_ = rc.Flush()
 		}
 	}
+}
+
+// settled reports whether a job will write no more events unless a caller
+// acts: it is not active and no turn is still winding down (a canceled turn
+// writes its turn.finished after the job's status changed).
+func settled(j agentjob.Job) bool {
+	if j.Status == agentjob.Active {
+		return false
+	}
+	for _, m := range j.Messages {
+		if m.State == agentjob.TurnRunning {
+			return false
+		}
+	}
+	return true
 }
 
 func lastEventID(r *http.Request) (int64, error) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
@@ -31,7 +32,7 @@ func TestClientIP(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := httptest.NewRequest("POST", "/", nil)
+			r := httptest.NewRequest(http.MethodPost, "/", nil)
 			r.RemoteAddr = tc.remote
 			if tc.forwarded != "" {
 				r.Header.Set("X-Forwarded-For", tc.forwarded)
@@ -65,7 +66,7 @@ func TestAssistantLimits(t *testing.T) {
 
 	allow := func(p tenant.Principal, addr netip.Addr) (bool, *httptest.ResponseRecorder, error) {
 		w := httptest.NewRecorder()
-		err := s.limit(w, httptest.NewRequest("POST", "/", nil), s.assistantRules(p, addr)...)
+		err := s.limit(w, httptest.NewRequest(http.MethodPost, "/", nil), s.assistantRules(p, addr)...)
 		return err == nil, w, err
 	}
 	// Three requests per org per hour, spread over two keys and two IPs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -85,7 +86,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
+				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					panic(p)
 				}
 				s.Log.ErrorContext(r.Context(), "panic in handler", "request_id", id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))

@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -64,7 +65,7 @@ func ParseSetup(r io.Reader) (Setup, error) {
 	var s Setup
 	dec := yaml.NewDecoder(r)
 	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil && err != io.EOF {
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
 		return Setup{}, apperr.Wrap(err, apperr.Invalid, "set-up file: %v", err)
 	}
 	return s, nil

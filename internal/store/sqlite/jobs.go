@@ -216,13 +216,13 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
-			rows.Close()
+			_ = rows.Close()
 			return nil, fmt.Errorf("scan job: %w", err)
 		}
 		jobs = append(jobs, j)
 		ids = append(ids, j.ID)
 	}
-	rows.Close()
+	_ = rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}

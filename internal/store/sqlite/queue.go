@@ -87,14 +87,16 @@ func (s *Store) ExpiredTurns(ctx context.Context, now time.Time) ([]agentjob.Cla
 }
 
 // RequeueTurn puts a running turn back in the queue. Without countAttempt
-// (a hand-back on shutdown) the run does not use up an attempt.
+// (a hand-back on shutdown) the run does not use up an attempt. A turn whose
+// job was canceled meanwhile is not queued again (Conflict): it stays
+// expired, and recovery ends it canceled.
 func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim, countAttempt bool) error {
 	attempts := c.Attempts
 	if !countAttempt {
 		attempts--
 	}
 	return s.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE job_turns SET state = 'queued', attempts = ?, lease_owner = '', lease_until = 0 WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE job_turns SET state = 'queued', attempts = ?, lease_owner = '', lease_until = 0 WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ? AND cancel_requested = 0`,
 			attempts, c.JobID, c.Seq, c.Worker, c.Attempts)
 		if err != nil {
 			return fmt.Errorf("requeue turn: %w", err)

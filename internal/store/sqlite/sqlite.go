@@ -69,12 +69,12 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 	s := &Store{write: write}
 	if err := s.migrate(ctx); err != nil {
-		write.Close()
+		_ = write.Close()
 		return nil, err
 	}
 	read, err := sql.Open("sqlite", readDSN)
 	if err != nil {
-		write.Close()
+		_ = write.Close()
 		return nil, fmt.Errorf("open sqlite for reading: %w", err)
 	}
 	read.SetMaxOpenConns(max(4, runtime.NumCPU()))

@@ -1146,14 +1146,21 @@ func testClaimEmpty(t *testing.T, s Store) {
 		t.Errorf("ExpiredTurns with nothing running = %+v, %v", expired, err)
 	}
 
-	// A turn handed back to the queue after its job was canceled stays
-	// queued but is not claimed while the job is not active.
+	// A running turn whose job was canceled is not handed back to the
+	// queue: it stays running until its lease expires, and then it is
+	// reported with CancelRequested so recovery ends it canceled.
 	k := e.create(e.newJob(e.t0.Add(time.Minute)))
 	c := e.claim("w1", e.t0.Add(2*time.Minute))
 	_, err = s.ChangeStatus(e.ctx, e.proj.ID, k.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "canceled by request", At: e.t0.Add(3 * time.Minute)})
 	must(t, err, "ChangeStatus")
-	must(t, s.RequeueTurn(e.ctx, c, true), "RequeueTurn after cancel")
+	if err := s.RequeueTurn(e.ctx, c, true); !apperr.Is(err, apperr.Conflict) {
+		t.Fatalf("RequeueTurn after cancel = %v, want Conflict", err)
+	}
 	e.noClaim(e.t0.Add(4 * time.Minute))
+	expired, err := s.ExpiredTurns(e.ctx, e.t0.Add(time.Hour))
+	if err != nil || len(expired) != 1 || expired[0].JobID != k.ID || !expired[0].CancelRequested {
+		t.Fatalf("ExpiredTurns after the refused requeue = %+v, %v; want job %s with CancelRequested", expired, err, k.ID)
+	}
 }
 
 func testClaimOldest(t *testing.T, s Store) {
@@ -1662,7 +1669,7 @@ func testEvents(t *testing.T, s Store) {
 		t.Fatalf("ListEvents b = %+v", other)
 	}
 	// Ids grow over the whole store, in the order events were appended.
-	if !(all[1].ID < other[0].ID && other[0].ID < all[2].ID) {
+	if all[1].ID >= other[0].ID || other[0].ID >= all[2].ID {
 		t.Errorf("event ids %d, %d (other job), %d do not follow the append order", all[1].ID, other[0].ID, all[2].ID)
 	}
 

@@ -1,0 +1,164 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/app"
+	"github.com/docsmith/docsmith/internal/config"
+)
+
+// benchClients is how many clients drive the server at once.
+const benchClients = 32
+
+// benchRunner completes every turn at once, so workers drain the queue as
+// they would in production while the benchmark measures the API.
+type benchRunner struct{}
+
+func (benchRunner) RunTurn(context.Context, agentjob.Turn, agentjob.Progress) (agentjob.TurnOutcome, error) {
+	return agentjob.TurnOutcome{Summary: "nothing to do"}, nil
+}
+
+// BenchmarkJobCreateGet measures the agent API end to end: a real Main on
+// SQLite in a temp dir, with workers running turns, over real HTTP from 32
+// concurrent clients. Each iteration is one create and one get of that job.
+//
+//	go test ./internal/app -run '^$' -bench BenchmarkJobCreateGet -benchtime 5000x
+func BenchmarkJobCreateGet(b *testing.B) {
+	dir, key := crashSetup(b)
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	loader := config.Bind(fs, true)
+	if err := fs.Parse(nil); err != nil {
+		b.Fatal(err)
+	}
+	settings := map[string]string{
+		"DOCSMITH_DATA_DIR":                     dir,
+		"DOCSMITH_ADDR":                         "127.0.0.1:0",
+		"DOCSMITH_DEMO":                         "false",
+		"DOCSMITH_WORKERS":                      "4",
+		"DOCSMITH_LIMIT_AGENT_PER_PROJECT_HOUR": "1000000000",
+	}
+	cfg, err := loader.Load(func(k string) (string, bool) { v, ok := settings[k]; return v, ok })
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &app.Main{Config: cfg, Log: slog.New(slog.DiscardHandler), Runner: benchRunner{}}
+	if err := m.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := m.Shutdown(context.Background()); err != nil {
+			b.Error(err)
+		}
+	})
+	base := "http://" + m.Addr() + "/v2/agent/" + crashProject
+	client := &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConns: 2 * benchClients, MaxIdleConnsPerHost: 2 * benchClients, IdleConnTimeout: time.Minute},
+	}
+	b.Cleanup(client.CloseIdleConnections)
+
+	do := func(req *http.Request, want int) ([]byte, time.Duration, error) {
+		req.Header.Set("Authorization", "Bearer "+key)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, 0, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		elapsed := time.Since(start)
+		if err != nil {
+			return nil, 0, err
+		}
+		if resp.StatusCode != want {
+			return nil, 0, fmt.Errorf("%s %s: status %d, want %d: %s", req.Method, req.URL.Path, resp.StatusCode, want, body)
+		}
+		return body, elapsed, nil
+	}
+	iteration := func(i int64) (create, get time.Duration, err error) {
+		payload, _ := json.Marshal(map[string]string{"prompt": fmt.Sprintf("benchmark instruction %d", i)})
+		req, _ := http.NewRequest(http.MethodPost, base+"/job", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", "application/json")
+		body, create, err := do(req, http.StatusCreated)
+		if err != nil {
+			return 0, 0, err
+		}
+		var job struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(body, &job); err != nil || job.ID == "" {
+			return 0, 0, fmt.Errorf("create answered %s: %w", body, err)
+		}
+		req, _ = http.NewRequest(http.MethodGet, base+"/job/"+job.ID, nil)
+		if _, get, err = do(req, http.StatusOK); err != nil {
+			return 0, 0, err
+		}
+		return create, get, nil
+	}
+
+	var next atomic.Int64
+	creates := make([][]time.Duration, benchClients)
+	gets := make([][]time.Duration, benchClients)
+	var wg sync.WaitGroup
+	var failOnce sync.Once
+	var failure error
+	b.ResetTimer()
+	start := time.Now()
+	for c := range benchClients {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				create, get, err := iteration(i)
+				if err != nil {
+					failOnce.Do(func() { failure = err })
+					next.Store(int64(b.N)) // stop the other clients too
+					return
+				}
+				creates[c] = append(creates[c], create)
+				gets[c] = append(gets[c], get)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if failure != nil {
+		b.Fatal(failure)
+	}
+
+	b.ReportMetric(float64(2*b.N)/elapsed.Seconds(), "req/s")
+	for _, s := range []struct {
+		name string
+		all  [][]time.Duration
+	}{{"create", creates}, {"get", gets}} {
+		lat := slices.Concat(s.all...)
+		slices.Sort(lat)
+		b.ReportMetric(benchPercentile(lat, 0.50), s.name+"-p50-ms")
+		b.ReportMetric(benchPercentile(lat, 0.99), s.name+"-p99-ms")
+	}
+}
+
+// benchPercentile is the q-quantile of sorted latencies, in milliseconds.
+func benchPercentile(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := min(int(q*float64(len(sorted))), len(sorted)-1)
+	return float64(sorted[i]) / float64(time.Millisecond)
+}
