@@ -1,0 +1,74 @@
+package builtin
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []Command
+	}{
+		{`replace "quill serve" with "quill preview" in reference/serve.mdx`,
+			[]Command{{Kind: Replace, Old: "quill serve", New: "quill preview", Path: "reference/serve.mdx"}}},
+		{`Replace "a \"b\"" with "c\nd" everywhere`,
+			[]Command{{Kind: Replace, Old: `a "b"`, New: "c\nd"}}},
+		{`set description to "Preview the site" in reference/serve`,
+			[]Command{{Kind: SetField, Field: "description", Value: "Preview the site", Path: "reference/serve"}}},
+		{`add page guides/deploy titled "Deploy" to group "Getting started"`,
+			[]Command{{Kind: AddPage, Path: "guides/deploy", Title: "Deploy", Group: "Getting started"}}},
+		{"move guides/themes to guides/look-and-feel; delete page guides/pages",
+			[]Command{{Kind: Move, Path: "guides/themes", To: "guides/look-and-feel"}, {Kind: Delete, Path: "guides/pages"}}},
+		{"fix link \"/reference/serve\" to \"/reference/preview\" everywhere\n\n  fix link \"/a\" to \"/b\" in index",
+			[]Command{{Kind: FixLink, Old: "/reference/serve", New: "/reference/preview"}, {Kind: FixLink, Old: "/a", New: "/b", Path: "index"}}},
+		{`replace "x; y" with "z" in a.mdx`, // a ';' inside quotes does not split
+			[]Command{{Kind: Replace, Old: "x; y", New: "z", Path: "a.mdx"}}},
+	}
+	for _, tc := range tests {
+		got, err := Parse(tc.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Parse(%q) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseRefusesWithTheForms(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"Document the new --watch flag",
+		`replace "a" with "b"`,
+		`replace "" with "b" everywhere`,
+		`set ti:tle to "x" in a`,
+		`replace "a with "b" in x`,
+		"",
+		"  ;  ",
+	} {
+		_, err := Parse(in)
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded", in)
+			continue
+		}
+		if !strings.Contains(err.Error(), `replace "OLD" with "NEW" in PATH`) {
+			t.Errorf("Parse(%q) error does not list the forms: %v", in, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(`replace "a" with "b" in c`)
+	f.Add("move a to b; delete c")
+	f.Add(`"unterminated`)
+	f.Fuzz(func(t *testing.T, s string) {
+		cmds, err := Parse(s)
+		if err == nil && len(cmds) == 0 {
+			t.Fatalf("Parse(%q) returned no commands and no error", s)
+		}
+	})
+}

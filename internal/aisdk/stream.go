@@ -1,0 +1,239 @@
+// Package aisdk encodes assistant answers in the two Vercel AI SDK chat wire
+// formats, so the SDK's own useChat clients read docsmith's streams unchanged:
+// the UI message stream (SSE; AI SDK 5, 6 and 7, the v2 endpoint) and the
+// data stream (AI SDK 4, the v1 endpoint). It also decodes the chat messages
+// those clients send. It knows nothing about retrieval or models: the
+// assistant drives either encoder through the [Stream] interface.
+//
+// The formats and every choice made here (which chunks, which keys, where the
+// threadId goes) were verified against the real npm clients (ai 4.3.19,
+// 5.0.0 to 7.0.x).
+//
+// # Status and headers
+//
+// A stream writes the response status (always 200) and its headers on the
+// first call that produces bytes, so the HTTP status is decided before the
+// first byte: validate the request and set your own headers (x-thread-id,
+// CORS, Access-Control-Expose-Headers) before the first call; answer invalid
+// requests with a JSON error instead of opening a stream. Once a stream has
+// started ([Stream.Started]), failures go in-band with [Stream.Error].
+package aisdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Source is a citation: a passage used for the answer.
+type Source struct {
+	ID    string // unique within the message, e.g. "src_1"
+	URL   string
+	Title string // optional; omitted from the wire when empty
+}
+
+// Usage is the token count of one answer. The data stream carries it as
+// {promptTokens, completionTokens}; the UI message stream, which has no usage
+// field of its own, as message metadata {inputTokens, outputTokens,
+// totalTokens} (the AI SDK 5 names).
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+}
+
+// Stream is one assistant message on the wire. [UIMessageStream] and
+// [DataStream] implement it with the same meaning for every method, so the
+// assistant can drive either protocol.
+//
+// The usual order is Start, Heartbeat while retrieving, Sources, then for each
+// text block TextStart, TextDelta…, TextEnd, and finally Finish (or Error at
+// any point). Every method is safe for concurrent use (a heartbeat ticker may
+// run beside the writer). After Finish or Error, every call returns
+// [ErrClosed]. After a write fails (the client went away), every call returns
+// that error, so the caller can stop generating.
+type Stream interface {
+	// Start begins the assistant message. Both arguments are optional (an
+	// empty value is left out). It may be called once, before any source or
+	// text.
+	Start(messageID, threadID string) error
+	// Sources emits citations, conventionally before the text that cites them.
+	Sources(srcs []Source) error
+	// TextStart opens a text block; id must be unique among the open blocks.
+	TextStart(id string) error
+	// TextDelta appends to an open text block. Empty deltas write nothing.
+	TextDelta(id, delta string) error
+	// TextEnd closes a text block.
+	TextEnd(id string) error
+	// Heartbeat writes a keep-alive that every client ignores. Use it while
+	// retrieving so proxies do not time the connection out.
+	Heartbeat() error
+	// Finish closes any open text block and ends the message. threadID
+	// (optional) goes where each protocol carries it on its finish event;
+	// topLevelThreadID also adds the top-level "threadId" key to the UI
+	// message stream's finish chunk, which breaks strict-schema clients (ai
+	// 5.0.0–5.0.216, 6.0.0–6.0.230); the data stream ignores the flag. usage
+	// may be nil.
+	Finish(threadID string, topLevelThreadID bool, usage *Usage) error
+	// Error reports a failure in-band and ends the stream. The client shows
+	// message to the user, so it must not carry internal details. If nothing
+	// was written yet, prefer an HTTP error status (see Started).
+	Error(message string) error
+	// Started reports whether the status and headers have been written.
+	Started() bool
+}
+
+// ErrClosed is returned by calls after Finish or Error.
+var ErrClosed = errors.New("aisdk: stream already finished")
+
+// ErrSequence is wrapped by errors about calls in an order the protocols do
+// not allow (a delta for a text block that is not open, Start twice, …).
+// Nothing is written for such a call.
+var ErrSequence = errors.New("aisdk: call out of sequence")
+
+// defaultErrorText replaces an empty error message: the clients show the
+// text as the error, and the SDK's own servers use this wording.
+const defaultErrorText = "An error occurred."
+
+// writer is what both encoders share: headers on the first byte, one write
+// and one flush per event, a sticky write error, the text blocks that are
+// open and the call-order checks. Its methods expect mu to be held.
+type writer struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	headers [][2]string
+
+	started bool  // status and headers written
+	closed  bool  // Finish or Error done
+	err     error // first write error, returned from then on
+
+	began   bool     // Start called
+	content bool     // a source or text was emitted
+	open    []string // open text block ids, in opening order
+
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newWriter(w http.ResponseWriter, headers [][2]string) *writer {
+	wr := &writer{w: w, rc: http.NewResponseController(w), headers: headers}
+	wr.enc = json.NewEncoder(&wr.buf)
+	// HTML escaping would be valid JSON too; it is off only so that the
+	// transcripts read like the SDK's own. U+2028/U+2029 are still escaped.
+	wr.enc.SetEscapeHTML(false)
+	return wr
+}
+
+// usable reports whether another event may be written.
+func (wr *writer) usable() error {
+	if wr.err != nil {
+		return wr.err
+	}
+	if wr.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// checkStart validates a Start call.
+func (wr *writer) checkStart() error {
+	if err := wr.usable(); err != nil {
+		return err
+	}
+	if wr.began {
+		return fmt.Errorf("%w: Start called twice", ErrSequence)
+	}
+	if wr.content {
+		return fmt.Errorf("%w: Start after sources or text", ErrSequence)
+	}
+	return nil
+}
+
+// checkText validates a text call on block id: it must be open, or, for
+// TextStart (opening), not open.
+func (wr *writer) checkText(id string, opening bool) error {
+	if err := wr.usable(); err != nil {
+		return err
+	}
+	isOpen := slices.Contains(wr.open, id)
+	switch {
+	case opening && isOpen:
+		return fmt.Errorf("%w: text block %q is already open", ErrSequence, id)
+	case !opening && !isOpen:
+		return fmt.Errorf("%w: text block %q is not open", ErrSequence, id)
+	}
+	return nil
+}
+
+// beginEvent resets the buffer for the next event.
+func (wr *writer) beginEvent() { wr.buf.Reset() }
+
+// raw appends literal framing bytes to the current event.
+func (wr *writer) raw(s string) { wr.buf.WriteString(s) }
+
+// encode appends v as compact single-line JSON followed by "\n" (json.Encoder
+// always ends with a newline, which both framings need).
+func (wr *writer) encode(v any) error {
+	if err := wr.enc.Encode(v); err != nil {
+		// Only strings and ints are encoded, so this does not happen.
+		return fmt.Errorf("aisdk: encode %T: %w", v, err)
+	}
+	return nil
+}
+
+// flushEvent writes the buffered event (headers first, if needed) and flushes
+// it to the client.
+func (wr *writer) flushEvent() error {
+	if !wr.started {
+		wr.started = true
+		h := wr.w.Header()
+		for _, kv := range wr.headers {
+			h.Set(kv[0], kv[1])
+		}
+		// Streams outlive the server's WriteTimeout. Writers that cannot
+		// (ErrNotSupported) have no deadline to clear.
+		if err := wr.rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return wr.fail(err)
+		}
+		wr.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := wr.w.Write(wr.buf.Bytes()); err != nil {
+		return wr.fail(err)
+	}
+	// A writer without Flush (a middleware wrapper lacking Unwrap) still gets
+	// a correct stream, only a buffered one.
+	if err := wr.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return wr.fail(err)
+	}
+	return nil
+}
+
+func (wr *writer) fail(err error) error {
+	wr.err = fmt.Errorf("aisdk: write stream: %w", err)
+	return wr.err
+}
+
+// closeText forgets block id.
+func (wr *writer) closeText(id string) {
+	wr.open = slices.DeleteFunc(wr.open, func(o string) bool { return o == id })
+}
+
+// Started reports whether the status and headers have been written; until
+// then the caller may still answer with an HTTP error instead.
+func (wr *writer) Started() bool {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return wr.started
+}
+
+func errorText(message string) string {
+	if message == "" {
+		return defaultErrorText
+	}
+	return message
+}
