@@ -84,6 +84,13 @@ func NewPool(cfg PoolConfig, store Store, projects Projects, runner Runner, hub 
 	return p
 }
 
+func (p *Pool) runningHere(jobID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.running[jobID]
+	return ok
+}
+
 func (p *Pool) cancelLocal(jobID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -154,6 +161,12 @@ func (p *Pool) recover(ctx context.Context) {
 
 func (p *Pool) takeBack(ctx context.Context, c Claim) {
 	log := p.log.With("job", c.JobID, "seq", c.Seq, "attempts", c.Attempts, "worker", c.Worker)
+	if c.Worker == p.cfg.WorkerID && p.runningHere(c.JobID) {
+		// Our own turn, still running: the process stalled past the lease
+		// (a long pause), and its next renewal extends it again.
+		log.Warn("turn lease expired while this worker still runs it; keeping it")
+		return
+	}
 	if c.CancelRequested {
 		p.finish(ctx, c, TurnResult{State: TurnCanceled, Error: "canceled by request", JobStatus: mustTransition(Active, EvCancel)})
 		log.Info("expired turn was canceled while it ran; not queued again")

@@ -251,9 +251,10 @@ func BranchName(id, prompt string) string {
 		short = short[:8]
 	}
 	var b strings.Builder
-	dash := false
+	dash, cut := false, false
 	for _, r := range strings.ToLower(prompt) {
 		if b.Len() >= 40 {
+			cut = true
 			break
 		}
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
@@ -264,7 +265,11 @@ func BranchName(id, prompt string) string {
 			dash = true
 		}
 	}
-	slug := strings.Trim(b.String(), "-")
+	slug := b.String()
+	if i := strings.LastIndexByte(slug, '-'); cut && i > 0 {
+		slug = slug[:i] // end on a whole word
+	}
+	slug = strings.Trim(slug, "-")
 	if slug == "" {
 		slug = "edit"
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -37,9 +38,32 @@ type Config struct {
 	MaxBodyBytes    int64
 	TrustedProxies  []netip.Prefix
 	Limits          Limits
+	Agent           Agent
+	Models          Models
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
+}
+
+// Agent configures agent turns.
+type Agent struct {
+	WorkDir         string // per-turn checkouts; empty means DATA_DIR/work
+	GitAllowHTTP    bool
+	AuthorName      string
+	AuthorEmail     string
+	MaxSteps        int
+	MaxTokens       int
+	MaxFilesChanged int
+	MaxLinesChanged int
+}
+
+// Models says where the model providers are. Keys are secrets.
+type Models struct {
+	OpenAIBaseURL    string
+	OpenAIAPIKey     string
+	AnthropicBaseURL string
+	AnthropicAPIKey  string
+	CallTimeout      time.Duration
 }
 
 // Limits are SPEC §6's rate limits; 0 turns a limit off.
@@ -114,6 +138,19 @@ func table() []option {
 			}
 			return nil
 		}},
+		{name: "work_dir", def: "", desc: "where agent turns check out repositories (default DATA_DIR/work)", set: func(c *Config, v string) error { c.Agent.WorkDir = v; return nil }},
+		{name: "git_allow_http", def: "false", desc: "allow plain http:// git remotes (credentials would cross the network in clear)", set: boolean(func(c *Config) *bool { return &c.Agent.GitAllowHTTP })},
+		{name: "agent_author_name", def: "docsmith", desc: "author name of the agent's commits", set: nonEmpty(func(c *Config) *string { return &c.Agent.AuthorName })},
+		{name: "agent_author_email", def: "docsmith@localhost", desc: "author email of the agent's commits", set: nonEmpty(func(c *Config) *string { return &c.Agent.AuthorEmail })},
+		{name: "agent_max_steps", def: "40", desc: "model calls per turn before it fails", set: integer(func(c *Config) *int { return &c.Agent.MaxSteps }, 1)},
+		{name: "agent_max_tokens", def: "400000", desc: "model tokens (in + out) per turn before it fails (0: no limit)", set: integer(func(c *Config) *int { return &c.Agent.MaxTokens }, 0)},
+		{name: "agent_max_files_changed", def: "50", desc: "files one turn may change (0: no limit)", set: integer(func(c *Config) *int { return &c.Agent.MaxFilesChanged }, 0)},
+		{name: "agent_max_lines_changed", def: "3000", desc: "lines one turn may change (0: no limit)", set: integer(func(c *Config) *int { return &c.Agent.MaxLinesChanged }, 0)},
+		{name: "openai_base_url", def: "", desc: "base URL of an OpenAI-compatible API, up to /v1 (default OpenAI's)", set: optionalURL(func(c *Config) *string { return &c.Models.OpenAIBaseURL })},
+		{name: "openai_api_key", def: "", secret: true, desc: "API key for openai/... models (or DOCSMITH_OPENAI_API_KEY_FILE)", set: func(c *Config, v string) error { c.Models.OpenAIAPIKey = v; return nil }},
+		{name: "anthropic_base_url", def: "", desc: "base URL of the Anthropic Messages API (default Anthropic's)", set: optionalURL(func(c *Config) *string { return &c.Models.AnthropicBaseURL })},
+		{name: "anthropic_api_key", def: "", secret: true, desc: "API key for anthropic/... models (or DOCSMITH_ANTHROPIC_API_KEY_FILE)", set: func(c *Config, v string) error { c.Models.AnthropicAPIKey = v; return nil }},
+		{name: "model_timeout", def: "10m", desc: "bound on one model call, retries included", set: duration(func(c *Config) *time.Duration { return &c.Models.CallTimeout })},
 		{name: "limit_agent_per_project_hour", def: "100", desc: "agent creates and messages per project per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AgentPerProjectHour }, 0)},
 		{name: "limit_assistant_per_key_month", def: "10000", desc: "assistant requests per key per 30 days (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerKeyMonth }, 0)},
 		{name: "limit_assistant_per_org_hour", def: "10000", desc: "assistant requests per organization per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerOrgHour }, 0)},
@@ -142,6 +179,29 @@ func oneOf(field func(*Config) *string, allowed ...string) func(*Config, string)
 			}
 		}
 		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+	}
+}
+
+func nonEmpty(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("must not be empty")
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
+func optionalURL(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v != "" {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return errors.New("must be an http(s) URL")
+			}
+		}
+		*field(c) = v
+		return nil
 	}
 }
 

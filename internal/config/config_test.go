@@ -98,6 +98,25 @@ func TestFileUnknownOption(t *testing.T) {
 
 func TestSecretsMasked(t *testing.T) {
 	t.Parallel()
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("sk-from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	real, err := load(t, nil, map[string]string{"DOCSMITH_ANTHROPIC_API_KEY": "sk-ant-secret", "DOCSMITH_OPENAI_API_KEY_FILE": keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if real.Models.OpenAIAPIKey != "sk-from-file" || real.Models.AnthropicAPIKey != "sk-ant-secret" {
+		t.Fatalf("keys = %q, %q", real.Models.OpenAIAPIKey, real.Models.AnthropicAPIKey)
+	}
+	var shown bytes.Buffer
+	if err := real.Show(&shown); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(shown.String(), "sk-") || !strings.Contains(shown.String(), "file DOCSMITH_OPENAI_API_KEY_FILE") {
+		t.Fatalf("config show leaks a key or hides its source:\n%s", shown.String())
+	}
+
 	c := Config{raw: map[string]string{"s": "hunter2"}, sources: map[string]string{"s": "env"}}
 	var out bytes.Buffer
 	if err := c.show(&out, []option{{name: "s", secret: true}}); err != nil {
