@@ -22,12 +22,16 @@ build: ## Build bin/docsmith
 run: build ## Serve on 127.0.0.1:8080 with SQLite in ./data (prints demo keys on first start)
 	./$(BIN) serve
 
+.PHONY: gitea
+gitea: ## Build the Gitea server the forge tests run against (once, cached)
+	@./scripts/build-gitea.sh >/dev/null
+
 .PHONY: test
-test: ## Run every test (what CI runs)
-	$(GO) test -race -count=1 ./...
+test: gitea ## Run every test (what CI runs)
+	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" $(GO) test -race -count=1 ./...
 
 .PHONY: test-short
-test-short: ## Run the quick tests only
+test-short: ## Run the quick tests only (no Gitea)
 	$(GO) test -short -count=1 ./...
 
 .PHONY: fuzz
