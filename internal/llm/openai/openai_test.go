@@ -1,0 +1,178 @@
+package openai_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/llm/llmtest"
+	"github.com/docsmith/docsmith/internal/llm/openai"
+)
+
+// conversation is an agent's second step: tool calls made, results back.
+func conversation() llm.Request {
+	temp := 0.0
+	return llm.Request{
+		System: "You are docsmith.",
+		Tools: []llm.Tool{
+			{
+				Name:        "read_file",
+				Description: "Read a file of the docs.",
+				Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`),
+			},
+			{Name: "finish", Description: "Say you are done."},
+		},
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "Document --watch."},
+			{Role: llm.RoleAssistant, Content: "Reading.", ToolCalls: []llm.ToolCall{
+				{ID: "c1", Name: "read_file", Arguments: `{"path":"cli.mdx"}`},
+				{ID: "c2", Name: "read_file", Arguments: `{"path": `},
+			}},
+			{Role: llm.RoleTool, ToolCallID: "c1", Content: "line 1\nline 2"},
+			{Role: llm.RoleTool, ToolCallID: "c2", Content: "arguments are not valid JSON", IsError: true},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c3", Name: "finish", Arguments: `{}`}}},
+			{Role: llm.RoleTool, ToolCallID: "c3", Content: "ok"},
+			{Role: llm.RoleUser, Content: "Also mention -w."},
+		},
+		MaxTokens:   256,
+		Temperature: &temp,
+	}
+}
+
+func TestRequestBody(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                string
+		maxCompletionTokens bool
+		wantMax             string
+	}{
+		{"compatible server", false, `"max_tokens":256`},
+		{"openai itself", true, `"max_completion_tokens":256`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewOpenAIServer(t, llmtest.Text("ok"))
+			m, err := openai.New(openai.Options{
+				Model: "gpt-test", BaseURL: srv.URL, APIKey: "sk-k", MaxCompletionTokens: tt.maxCompletionTokens,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Chat(t.Context(), conversation(), nil); err != nil {
+				t.Fatalf("Chat: %v", err)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("requests = %d, want 1", len(reqs))
+			}
+			got := reqs[0]
+			if h := got.Header.Get("Authorization"); h != "Bearer sk-k" {
+				t.Errorf("Authorization = %q", h)
+			}
+			if !strings.Contains(string(got.Raw), tt.wantMax) {
+				t.Errorf("body %s lacks %s", got.Raw, tt.wantMax)
+			}
+			want := `{
+				"model": "gpt-test",
+				"stream": true,
+				"stream_options": {"include_usage": true},
+				"temperature": 0,
+				"messages": [
+					{"role": "system", "content": "You are docsmith."},
+					{"role": "user", "content": "Document --watch."},
+					{"role": "assistant", "content": "Reading.", "tool_calls": [
+						{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"cli.mdx\"}"}},
+						{"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": "}}
+					]},
+					{"role": "tool", "tool_call_id": "c1", "content": "line 1\nline 2"},
+					{"role": "tool", "tool_call_id": "c2", "content": "error: arguments are not valid JSON"},
+					{"role": "assistant", "tool_calls": [
+						{"id": "c3", "type": "function", "function": {"name": "finish", "arguments": "{}"}}
+					]},
+					{"role": "tool", "tool_call_id": "c3", "content": "ok"},
+					{"role": "user", "content": "Also mention -w."}
+				],
+				"tools": [
+					{"type": "function", "function": {"name": "read_file", "description": "Read a file of the docs.",
+						"parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": false}}},
+					{"type": "function", "function": {"name": "finish", "description": "Say you are done.",
+						"parameters": {"type": "object", "properties": {}}}}
+				]
+			}`
+			body := got.Body
+			delete(body, "max_tokens")
+			delete(body, "max_completion_tokens")
+			assertJSON(t, body, want)
+		})
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	t.Parallel()
+	m, err := openai.New(openai.Options{Model: "m", BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		req  llm.Request
+		want string
+	}{
+		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "system", Content: "x"}}}, `message 0 has unknown role "system"`},
+		{"bad schema", llm.Request{Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}}, `parameters of tool "t" are not a JSON object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := m.Chat(t.Context(), tt.req, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Chat error = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		opts openai.Options
+		want string
+	}{
+		{openai.Options{}, "no model name"},
+		{openai.Options{Model: "m", BaseURL: "localhost:8080"}, "not an http(s) URL"},
+		{openai.Options{Model: "m", BaseURL: "http://"}, "not an http(s) URL"},
+	}
+	for _, tt := range tests {
+		if _, err := openai.New(tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%+v) error = %v, want %q", tt.opts, err, tt.want)
+		}
+	}
+	m, err := openai.New(openai.Options{Model: "gpt-4o"})
+	if err != nil || m.Name() != "openai/gpt-4o" {
+		t.Errorf("New = %v, %v", m, err)
+	}
+}
+
+func assertJSON(t *testing.T, got any, want string) {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want JSON: %v", err)
+	}
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gn any
+	if err := json.Unmarshal(g, &gn); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gn, w) {
+		wb, _ := json.MarshalIndent(w, "", "  ")
+		gb, _ := json.MarshalIndent(gn, "", "  ")
+		t.Errorf("request body:\n%s\nwant:\n%s", gb, wb)
+	}
+}
