@@ -24,11 +24,18 @@ type Job struct {
 	Summary      string
 	Error        string
 	FilesChanged []string
+	Usage        Usage // summed over the job's turns
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	CompletedAt  *time.Time
 	ArchivedAt   *time.Time
 	Messages     []Message
+}
+
+// Usage counts model tokens.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
 }
 
 // TurnState is the state of one message's turn in the queue.
@@ -123,6 +130,7 @@ type TurnResult struct {
 	PRLink       string
 	PRNumber     int
 	FilesChanged []string
+	Usage        Usage
 	// JobStatus is the job's next state if no other turn is queued behind
 	// this one and the job is still active.
 	JobStatus Status

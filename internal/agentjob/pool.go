@@ -34,6 +34,7 @@ type TurnOutcome struct {
 	PRLink       string
 	PRNumber     int
 	FilesChanged []string
+	Usage        Usage
 }
 
 // Progress lets a runner add events to the job's stream.
@@ -269,6 +270,7 @@ func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
 		PRLink:       outcome.PRLink,
 		PRNumber:     outcome.PRNumber,
 		FilesChanged: outcome.FilesChanged,
+		Usage:        outcome.Usage,
 		JobStatus:    mustTransition(Active, EvFinished),
 	})
 	log.Info("turn finished", "pr", outcome.PRLink)

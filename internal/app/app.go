@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,8 +20,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/agentrun"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
+	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -32,9 +36,11 @@ type Main struct {
 	Log    *slog.Logger
 	// Out receives what an operator must see once: the demo keys.
 	Out io.Writer
-	// Runner carries out agent turns.
+	// Runner carries out agent turns; nil means the real agent.
 	Runner agentjob.Runner
 	Now    func() time.Time
+	// LookupEnv reads the forge tokens projects name; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 
 	store    *sqlite.Store
 	api      *httpapi.Server
@@ -55,6 +61,13 @@ func (m *Main) Start(ctx context.Context) error {
 	if m.Out == nil {
 		m.Out = io.Discard
 	}
+	if m.LookupEnv == nil {
+		m.LookupEnv = os.LookupEnv
+	}
+	git, err := gitcli.New(gitcli.Config{HomeDir: filepath.Join(m.Config.DataDir, "git-home"), Log: m.Log, AllowHTTP: m.Config.Agent.GitAllowHTTP})
+	if err != nil {
+		return fmt.Errorf("docsmith needs git: %w", err)
+	}
 	store, err := sqlite.Open(ctx, m.Config.DataDir)
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.DataDir, err)
@@ -62,7 +75,7 @@ func (m *Main) Start(ctx context.Context) error {
 	m.store = store
 	tenants := tenant.NewService(store, m.Now)
 	if m.Config.Demo {
-		if err := createDemo(ctx, tenants, m.Config, m.Out); err != nil {
+		if err := createDemo(ctx, tenants, git, m.Config, m.Out); err != nil {
 			_ = store.Close()
 			return fmt.Errorf("create demo organization: %w", err)
 		}
@@ -118,7 +131,7 @@ func (m *Main) Start(ctx context.Context) error {
 		m.workerID = fmt.Sprintf("%s/%d/%d", host, os.Getpid(), m.Now().UnixNano())
 		runner := m.Runner
 		if runner == nil {
-			runner = noRunner{}
+			runner = m.agent(git)
 		}
 		pool := agentjob.NewPool(agentjob.PoolConfig{
 			WorkerID:      m.workerID,
@@ -161,10 +174,36 @@ func (m *Main) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// noRunner is the runner when none is built in: every turn fails with an
-// error that says so, rather than pretending to have done the work.
-type noRunner struct{}
-
-func (noRunner) RunTurn(_ context.Context, t agentjob.Turn, _ agentjob.Progress) (agentjob.TurnOutcome, error) {
-	return agentjob.TurnOutcome{}, fmt.Errorf("no agent runner is available for model %q in this build", t.Job.Model)
+// agent is the real runner: the agent over git, the forges and the models.
+func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
+	cfg := m.Config
+	workDir := cfg.Agent.WorkDir
+	if workDir == "" {
+		workDir = filepath.Join(cfg.DataDir, "work")
+	}
+	models := llm.Config{
+		OpenAIBaseURL:    cfg.Models.OpenAIBaseURL,
+		OpenAIAPIKey:     cfg.Models.OpenAIAPIKey,
+		AnthropicBaseURL: cfg.Models.AnthropicBaseURL,
+		AnthropicAPIKey:  cfg.Models.AnthropicAPIKey,
+		CallTimeout:      cfg.Models.CallTimeout,
+		Log:              m.Log,
+	}
+	return agentrun.New(agentrun.Config{
+		WorkDir:     workDir,
+		Git:         git,
+		OpenModel:   func(name string) (llm.Model, error) { return llm.Open(name, models) },
+		HTTPClient:  &http.Client{},
+		LookupEnv:   m.LookupEnv,
+		AuthorName:  cfg.Agent.AuthorName,
+		AuthorEmail: cfg.Agent.AuthorEmail,
+		Budgets: agentrun.Budgets{
+			MaxSteps:        cfg.Agent.MaxSteps,
+			MaxTokens:       cfg.Agent.MaxTokens,
+			MaxFilesChanged: cfg.Agent.MaxFilesChanged,
+			MaxLinesChanged: cfg.Agent.MaxLinesChanged,
+		},
+		Log: m.Log,
+		Now: m.Now,
+	})
 }

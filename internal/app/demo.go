@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -20,15 +24,26 @@ const (
 // createDemo gives a fresh install something to try: on the first start with
 // an empty store it creates an organization, a project, and one key of each
 // kind, and prints the keys (once) with commands to paste.
-func createDemo(ctx context.Context, tenants *tenant.Service, cfg config.Config, out io.Writer) error {
+func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, cfg config.Config, out io.Writer) error {
 	orgs, err := tenants.Store().ListOrgs(ctx)
 	if err != nil || len(orgs) > 0 {
 		return err
 	}
+	repo, err := filepath.Abs(filepath.Join(cfg.DataDir, "demo-docs.git"))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(repo); err != nil {
+		if err := git.SeedBare(ctx, repo, "main", examples.DemoDocs(), gitcli.CommitOptions{
+			Message: "Sample docs", AuthorName: cfg.Agent.AuthorName, AuthorEmail: cfg.Agent.AuthorEmail,
+		}); err != nil {
+			return fmt.Errorf("create the sample docs repository: %w", err)
+		}
+	}
 	if _, err := tenants.CreateOrg(ctx, DemoOrg); err != nil {
 		return err
 	}
-	project, err := tenants.CreateProject(ctx, tenant.Project{ID: DemoProject, OrgID: DemoOrg, RepoURL: "demo-docs", ForgeKind: tenant.ForgeLocal})
+	project, err := tenants.CreateProject(ctx, tenant.Project{ID: DemoProject, OrgID: DemoOrg, RepoURL: repo, ForgeKind: tenant.ForgeLocal})
 	if err != nil {
 		return err
 	}
@@ -48,20 +63,25 @@ These keys are shown once; only their hashes are stored.
   admin key (agent endpoints):          %s
   assistant key (assistant endpoints):  %s
 
-Create an agent job, then follow it:
+The demo project works on a sample docs repository at
+  %s
+with the builtin model, which needs no LLM. Create an agent job, then follow it:
 
   curl -s -X POST %s/v2/agent/%s/job \
     -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
-    -d '{"prompt": "Document the new --watch flag"}'
+    -d '{"prompt": "replace \"4000\" with \"4321\" in reference/serve"}'
 
   curl -s %s/v2/agent/%s/jobs -H 'Authorization: Bearer %s'
   curl -s %s/v2/agent/%s/job/JOB_ID -H 'Authorization: Bearer %s'
   curl -sN %s/v2/agent/%s/job/JOB_ID/events -H 'Authorization: Bearer %s'
 
-`, DemoOrg, project.ID, admin, assistant,
+The job's branch appears in the sample repository:
+  git --git-dir %s log --oneline --all
+
+`, DemoOrg, project.ID, admin, assistant, repo,
 		base, project.ID, admin,
 		base, project.ID, admin,
 		base, project.ID, admin,
-		base, project.ID, admin)
+		base, project.ID, admin, repo)
 	return nil
 }

@@ -32,7 +32,13 @@ type jobJSON struct {
 	Error        *string       `json:"error"`
 	FilesChanged []string      `json:"filesChanged"`
 	PRNumber     *int          `json:"prNumber"`
+	Usage        usageJSON     `json:"usage"`
 	Messages     []messageJSON `json:"messages"`
+}
+
+type usageJSON struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
 }
 
 type sourceJSON struct {
@@ -87,6 +93,7 @@ func renderJob(j agentjob.Job) jobJSON {
 		Summary:      stringOrNull(j.Summary),
 		Error:        stringOrNull(j.Error),
 		FilesChanged: j.FilesChanged,
+		Usage:        usageJSON{InputTokens: j.Usage.InputTokens, OutputTokens: j.Usage.OutputTokens},
 		Messages:     make([]messageJSON, len(j.Messages)),
 	}
 	if out.FilesChanged == nil {

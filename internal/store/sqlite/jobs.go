@@ -121,14 +121,14 @@ func appendEvents(ctx context.Context, tx *sql.Tx, jobID string, at time.Time, e
 	return nil
 }
 
-const jobColumns = `id, project_id, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, created_at, updated_at, completed_at, archived_at`
+const jobColumns = `id, project_id, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at`
 
 func scanJob(row scanner) (agentjob.Job, error) {
 	var j agentjob.Job
 	var status, files string
 	var created, updatedAt int64
 	var completed, archived sql.NullInt64
-	err := row.Scan(&j.ID, &j.ProjectID, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &created, &updatedAt, &completed, &archived)
+	err := row.Scan(&j.ID, &j.ProjectID, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &j.Usage.InputTokens, &j.Usage.OutputTokens, &created, &updatedAt, &completed, &archived)
 	if err != nil {
 		return j, err
 	}

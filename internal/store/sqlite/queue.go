@@ -149,8 +149,8 @@ func (s *Store) FinishTurn(ctx context.Context, c agentjob.Claim, r agentjob.Tur
 		if r.Summary != "" {
 			summary = r.Summary
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, pr_link = CASE WHEN pr_link = '' THEN ? ELSE pr_link END, pr_number = CASE WHEN pr_number = 0 THEN ? ELSE pr_number END, summary = ?, error = ?, files_changed = ?, updated_at = ?, completed_at = ? WHERE id = ?`,
-			string(status), r.PRLink, r.PRNumber, summary, jobErr, string(filesJSON), toMicros(r.At), nullMicros(completedAt), c.JobID)
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, pr_link = CASE WHEN pr_link = '' THEN ? ELSE pr_link END, pr_number = CASE WHEN pr_number = 0 THEN ? ELSE pr_number END, summary = ?, error = ?, files_changed = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, updated_at = ?, completed_at = ? WHERE id = ?`,
+			string(status), r.PRLink, r.PRNumber, summary, jobErr, string(filesJSON), r.Usage.InputTokens, r.Usage.OutputTokens, toMicros(r.At), nullMicros(completedAt), c.JobID)
 		if err != nil {
 			return fmt.Errorf("update job: %w", err)
 		}

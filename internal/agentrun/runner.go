@@ -1,0 +1,359 @@
+// Package agentrun carries out one turn of an agent job: it checks out the
+// project's repository at the job's branch, lets the model (an LLM in a
+// tool-calling loop, or the builtin command language) edit the docs through
+// confined file tools, validates the result, commits, pushes, and opens or
+// updates the pull request.
+package agentrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/agentrun/tools"
+	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/forge"
+	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Budgets bound one turn; 0 means no limit. Wall time is the queue's
+// TurnTimeout.
+type Budgets struct {
+	MaxSteps        int
+	MaxTokens       int
+	MaxFilesChanged int
+	MaxLinesChanged int
+}
+
+// Config is what a Runner needs.
+type Config struct {
+	// WorkDir holds one temporary workspace per running turn.
+	WorkDir string
+	Git     *gitcli.Git
+	// OpenModel returns the model for a PROVIDER/MODEL name other than
+	// builtin.
+	OpenModel func(name string) (llm.Model, error)
+	// HTTPClient talks to forges.
+	HTTPClient *http.Client
+	// LookupEnv reads forge tokens named by projects (os.LookupEnv).
+	LookupEnv   func(string) (string, bool)
+	AuthorName  string
+	AuthorEmail string
+	Budgets     Budgets
+	Log         *slog.Logger
+	Now         func() time.Time
+}
+
+// Runner runs turns; it implements agentjob.Runner.
+type Runner struct {
+	cfg Config
+}
+
+var _ agentjob.Runner = (*Runner)(nil)
+
+// New returns a Runner.
+func New(cfg Config) *Runner {
+	if cfg.AuthorName == "" {
+		cfg.AuthorName = "docsmith"
+	}
+	if cfg.AuthorEmail == "" {
+		cfg.AuthorEmail = "docsmith@localhost"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Runner{cfg: cfg}
+}
+
+// turnError is a failure whose message is meant for the job's caller as is.
+type turnError struct{ msg string }
+
+func (e *turnError) Error() string { return e.msg }
+
+func failf(format string, args ...any) error { return &turnError{msg: fmt.Sprintf(format, args...)} }
+
+// RunTurn carries out the turn's message on the job's branch.
+func (r *Runner) RunTurn(ctx context.Context, turn agentjob.Turn, progress agentjob.Progress) (agentjob.TurnOutcome, error) {
+	out, err := r.runTurn(ctx, turn, progress)
+	if err == nil || ctx.Err() != nil {
+		return out, err
+	}
+	var te *turnError
+	if errors.As(err, &te) {
+		return out, err
+	}
+	// Anything else is described without internals; the cause is logged.
+	r.cfg.Log.Error("agent turn failed", "job", turn.Job.ID, "seq", turn.Message.Seq, "err", err)
+	return out, failf("%s", describe(err))
+}
+
+func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agentjob.Progress) (agentjob.TurnOutcome, error) {
+	job, project := turn.Job, turn.Project
+	creds, tokenSource, err := r.credentials(project)
+	if err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	if err := os.MkdirAll(r.cfg.WorkDir, 0o700); err != nil {
+		return agentjob.TurnOutcome{}, fmt.Errorf("create work dir: %w", err)
+	}
+	dir, err := os.MkdirTemp(r.cfg.WorkDir, "turn-*")
+	if err != nil {
+		return agentjob.TurnOutcome{}, fmt.Errorf("create workspace: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+
+	repo, err := r.checkout(ctx, project, job, filepath.Join(dir, "repo"), creds)
+	if err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	progress.Emit(ctx, "checkout", map[string]any{"branch": job.Branch, "base": project.BaseRef})
+
+	docsRoot := filepath.Join(repo.Dir, filepath.FromSlash(project.DocsRoot))
+	ws, err := tools.Open(docsRoot, tools.Limits{MaxFilesChanged: r.cfg.Budgets.MaxFilesChanged, MaxLinesChanged: r.cfg.Budgets.MaxLinesChanged})
+	if err != nil {
+		return agentjob.TurnOutcome{}, failf("the docs root %q could not be opened in the repository: %v", project.DocsRoot, err)
+	}
+	defer func() { _ = ws.Close() }()
+
+	summary, usage, err := r.edit(ctx, turn, repo.Dir, docsRoot, ws, progress)
+	if err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	changes := ws.Changed()
+	if len(changes) == 0 {
+		if summary == "" {
+			summary = "No files needed changing."
+		}
+		return agentjob.TurnOutcome{Summary: summary, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}, nil
+	}
+	if problems := docs.Validate(os.DirFS(docsRoot), changedPaths(changes)); len(problems) > 0 {
+		progress.Emit(ctx, "validation", map[string]any{"ok": false, "problems": len(problems)})
+		return agentjob.TurnOutcome{}, failf("the edits do not validate, so nothing was committed:\n%s", problemList(problems))
+	}
+	files := repoPaths(project.DocsRoot, changes)
+	progress.Emit(ctx, "validation", map[string]any{"ok": true, "files": len(files)})
+
+	sha, committed, err := repo.CommitAll(ctx, gitcli.CommitOptions{
+		Message:     commitMessage(turn.Message.Prompt, summary),
+		AuthorName:  r.cfg.AuthorName,
+		AuthorEmail: r.cfg.AuthorEmail,
+		Trailers:    []string{"Docsmith-Job: " + job.ID},
+	})
+	if err != nil {
+		return agentjob.TurnOutcome{}, fmt.Errorf("commit: %w", err)
+	}
+	if !committed {
+		return agentjob.TurnOutcome{Summary: summary, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}, nil
+	}
+	// A cancel that arrives now leaves the commit in the workspace, which is
+	// removed: nothing half-made reaches the remote.
+	if err := ctx.Err(); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	if err := repo.PushRebasing(ctx, job.Branch, creds, 3); err != nil {
+		var conflict *gitcli.ConflictError
+		if errors.As(err, &conflict) {
+			return agentjob.TurnOutcome{}, failf("someone else pushed to %s and their changes conflict with this turn's: %v", job.Branch, err)
+		}
+		return agentjob.TurnOutcome{}, fmt.Errorf("push %s: %w", job.Branch, err)
+	}
+	progress.Emit(ctx, "commit", map[string]any{"sha": sha, "branch": job.Branch, "files": files})
+
+	out := agentjob.TurnOutcome{Summary: summary, FilesChanged: files, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}
+	pr, err := r.pullRequest(ctx, turn, creds, tokenSource, summary, files)
+	if errors.Is(err, forge.ErrNoPullRequests) {
+		out.Summary = strings.TrimSpace(summary + fmt.Sprintf(" Pushed to branch %s.", job.Branch))
+		return out, nil
+	}
+	if err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	out.PRLink, out.PRNumber = pr.URL, pr.Number
+	progress.Emit(ctx, "pr", map[string]any{"url": pr.URL, "number": pr.Number})
+	return out, nil
+}
+
+// checkout clones the job's branch if it exists on the remote (a follow-up),
+// or the base ref and creates the branch (the first turn).
+func (r *Runner) checkout(ctx context.Context, project tenant.Project, job agentjob.Job, dir string, creds *gitcli.Credentials) (*gitcli.Repo, error) {
+	exists, err := r.cfg.Git.RemoteBranchExists(ctx, project.RepoURL, job.Branch, creds)
+	if err != nil {
+		return nil, failf("the repository %s could not be reached: %s", redactURL(project.RepoURL), describe(err))
+	}
+	ref := project.BaseRef
+	if exists {
+		ref = job.Branch
+	}
+	repo, err := r.cfg.Git.Clone(ctx, project.RepoURL, ref, dir, creds)
+	if err != nil {
+		return nil, failf("cloning %s at %s failed: %s", redactURL(project.RepoURL), ref, describe(err))
+	}
+	if !exists {
+		if err := repo.CreateBranch(ctx, job.Branch); err != nil {
+			return nil, fmt.Errorf("create branch %s: %w", job.Branch, err)
+		}
+	}
+	return repo, nil
+}
+
+// edit runs the job's model over the workspace and returns its summary and
+// the tokens it used.
+func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, repoDir, docsRoot string, ws *tools.Workspace, progress agentjob.Progress) (string, agentjob.Usage, error) {
+	if turn.Job.Model == tenant.DefaultModel {
+		summary, err := runBuiltin(ctx, turn.Message.Prompt, docsRoot, ws, progress)
+		return summary, agentjob.Usage{}, err
+	}
+	model, err := r.cfg.OpenModel(turn.Job.Model)
+	if err != nil {
+		return "", agentjob.Usage{}, failf("model %q: %v", turn.Job.Model, err)
+	}
+	loop := &loop{
+		model:    model,
+		ws:       ws,
+		docsRoot: docsRoot,
+		repoDir:  repoDir,
+		budgets:  r.cfg.Budgets,
+		progress: progress,
+		log:      r.cfg.Log,
+	}
+	summary, err := loop.run(ctx, turn)
+	return summary, agentjob.Usage{InputTokens: loop.usage.InputTokens, OutputTokens: loop.usage.OutputTokens}, err
+}
+
+// credentials reads the project's forge token from the variable or file it
+// names. Local remotes need none.
+func (r *Runner) credentials(p tenant.Project) (*gitcli.Credentials, string, error) {
+	var token, source string
+	switch {
+	case p.TokenEnv != "":
+		source = p.TokenEnv
+		v, ok := r.cfg.LookupEnv(p.TokenEnv)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil, source, failf("the forge token variable %s named by project %s is not set", p.TokenEnv, p.ID)
+		}
+		token = strings.TrimSpace(v)
+	case p.TokenFile != "":
+		source = p.TokenFile
+		b, err := os.ReadFile(p.TokenFile)
+		if err != nil {
+			return nil, source, failf("the forge token file %s named by project %s could not be read", p.TokenFile, p.ID)
+		}
+		token = strings.TrimSpace(string(b))
+	default:
+		return nil, "", nil
+	}
+	user := "x-access-token"
+	if p.ForgeKind == tenant.ForgeGitLab {
+		user = "oauth2"
+	}
+	return &gitcli.Credentials{Username: user, Password: token}, source, nil
+}
+
+// pullRequest opens the job's pull request, or adds this turn to the one
+// that is open for the branch, so a retried turn never opens a second.
+func (r *Runner) pullRequest(ctx context.Context, turn agentjob.Turn, creds *gitcli.Credentials, tokenSource, summary string, files []string) (forge.PullRequest, error) {
+	p := turn.Project
+	token := ""
+	if creds != nil {
+		token = creds.Password
+	}
+	f, err := forge.New(forge.Config{Kind: p.ForgeKind, APIBaseURL: p.ForgeURL, RepoURL: p.RepoURL, Token: token, TokenSource: tokenSource, HTTPClient: r.cfg.HTTPClient, Log: r.cfg.Log})
+	if err != nil {
+		return forge.PullRequest{}, failf("forge %s: %v", p.ForgeKind, err)
+	}
+	section := turnSection(turn.Message, summary, files, r.cfg.Now())
+	open, err := f.FindOpen(ctx, turn.Job.Branch, p.BaseRef)
+	if err != nil {
+		return forge.PullRequest{}, forgeFailure(err)
+	}
+	if open != nil {
+		if !strings.Contains(open.Body, turnMarker(turn.Message.Seq)) {
+			if err := f.UpdateBody(ctx, open.Number, strings.TrimRight(open.Body, "\n")+"\n\n"+section); err != nil {
+				return forge.PullRequest{}, forgeFailure(err)
+			}
+		}
+		return *open, nil
+	}
+	pr, err := f.Open(ctx, forge.NewPullRequest{
+		Title: prTitle(firstPrompt(turn.Job, turn.Message)),
+		Body:  prBody(summary, files, section),
+		Head:  turn.Job.Branch,
+		Base:  p.BaseRef,
+	})
+	if err != nil {
+		return forge.PullRequest{}, forgeFailure(err)
+	}
+	return pr, nil
+}
+
+func forgeFailure(err error) error {
+	if errors.Is(err, forge.ErrNoPullRequests) {
+		return err
+	}
+	return failf("the pull request could not be opened or updated: %s", describe(err))
+}
+
+func firstPrompt(job agentjob.Job, m agentjob.Message) string {
+	if len(job.Messages) > 0 {
+		return job.Messages[0].Prompt
+	}
+	return m.Prompt
+}
+
+func changedPaths(changes []tools.Change) []string {
+	out := make([]string, 0, len(changes))
+	for _, c := range changes {
+		if c.Kind != tools.ChangeDeleted {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// repoPaths are the changed files relative to the repository root, with
+// both sides of a move.
+func repoPaths(docsRoot string, changes []tools.Change) []string {
+	var out []string
+	add := func(p string) {
+		if docsRoot != "" && docsRoot != "." {
+			p = path.Join(docsRoot, p)
+		}
+		out = append(out, p)
+	}
+	for _, c := range changes {
+		if c.Kind == tools.ChangeMoved && c.From != "" {
+			add(c.From)
+		}
+		add(c.Path)
+	}
+	return out
+}
+
+func problemList(problems []docs.Problem) string {
+	var b strings.Builder
+	for i, p := range problems {
+		if i == 20 {
+			fmt.Fprintf(&b, "- ... and %d more\n", len(problems)-20)
+			break
+		}
+		fmt.Fprintf(&b, "- %s\n", p.String())
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// describe gives an error's message with any URL credentials removed.
+func describe(err error) string {
+	return gitcli.Redact(err.Error())
+}
+
+func redactURL(u string) string { return gitcli.Redact(u) }
