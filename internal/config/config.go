@@ -267,8 +267,8 @@ func (l *Loader) Load(lookupEnv func(string) (string, bool)) (Config, error) {
 	c := Config{sources: make(map[string]string), raw: make(map[string]string)}
 	fileValues := map[string]string{}
 	c.ConfigFile = *l.file
-	if c.ConfigFile == "" {
-		c.ConfigFile, _ = lookupEnv("DOCSMITH_CONFIG")
+	if v, ok := lookupEnv("DOCSMITH_CONFIG"); ok && c.ConfigFile == "" {
+		c.ConfigFile = v
 	}
 	if c.ConfigFile != "" {
 		var err error
