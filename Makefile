@@ -43,6 +43,13 @@ fuzz: ## Fuzz the request and key parsers for a short while each
 bench: ## Job create+get over HTTP at 32 concurrent clients on SQLite
 	$(GO) test ./internal/app -run '^$$' -bench BenchmarkJobCreateGet -benchtime 5000x
 
+CORPORA ?= ../shared/corpora
+
+.PHONY: bench-agent
+bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a medium docs site in a real Gitea
+	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(CORPORA)/hoppscotch \
+		$(GO) test ./internal/agentrun -run '^$$' -bench TurnAgainstPlainGit -benchtime 10x
+
 $(GOLANGCI_LINT):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 
