@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
-	"github.com/docsmith/docsmith/internal/giteatest"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/giteatest"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
