@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"strconv"
@@ -300,24 +301,20 @@ func decodeCursor(s string) (agentjob.Cursor, error) {
 }
 
 func (s *Server) archiveJob(w http.ResponseWriter, r *http.Request) error {
-	project, err := s.adminProject(r)
-	if err != nil {
-		return err
-	}
-	job, err := s.Jobs.Archive(r.Context(), project.ID, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, renderJob(job))
-	return nil
+	return s.changeJob(w, r, s.Jobs.Archive)
 }
 
 func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
+	return s.changeJob(w, r, s.Jobs.Cancel)
+}
+
+// changeJob applies a state change (archive, cancel) to the path's job.
+func (s *Server) changeJob(w http.ResponseWriter, r *http.Request, change func(ctx context.Context, projectID, jobID string) (agentjob.Job, error)) error {
 	project, err := s.adminProject(r)
 	if err != nil {
 		return err
 	}
-	job, err := s.Jobs.Cancel(r.Context(), project.ID, r.PathValue("id"))
+	job, err := change(r.Context(), project.ID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -193,10 +193,6 @@ func (m *Model) Chat(ctx context.Context, req core.Request, onText func(string))
 
 // streamError says what ended the stream.
 func (m *Model) streamError(err error) error {
-	var apiErr *core.APIError
-	if errors.As(err, &apiErr) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
 	var inStream *anthropic.Error
 	if errors.As(err, &inStream) {
 		typ, msg := core.ParseErrorBody([]byte(inStream.RawJSON()))
@@ -208,25 +204,7 @@ func (m *Model) streamError(err error) error {
 			InStream:   true,
 		}
 	}
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		return fmt.Errorf("%s: cannot reach the server at %s (check the base URL and that the server is running): %w",
-			provider, redactURL(m.opts.BaseURL), err)
-	}
-	var syntax *json.SyntaxError
-	if errors.As(err, &syntax) {
-		return fmt.Errorf("%s: the server sent an event that is not JSON: %w", provider, err)
-	}
-	return fmt.Errorf("%s: %w: %w", provider, core.ErrStreamCut, err)
-}
-
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.RawQuery = ""
-	return u.Redacted()
+	return core.StreamFailure(provider, m.opts.BaseURL, err)
 }
 
 func stopReason(reason string) string {

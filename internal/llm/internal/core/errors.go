@@ -1,11 +1,14 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -221,4 +224,36 @@ func StatusOfStreamError(typ string) int {
 		return http.StatusNotFound
 	}
 	return http.StatusBadRequest
+}
+
+// StreamFailure describes an error that ended a call, other than the
+// provider's own in-stream error event (each adapter reads that first): a
+// canceled or timed-out call and an *APIError pass through; a connection
+// error names the base URL; a malformed event says so; anything else is a
+// cut stream, which callers may retry.
+func StreamFailure(provider, baseURL string, err error) error {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return fmt.Errorf("%s: cannot reach the server at %s (check the base URL and that the server is running): %w",
+			provider, redactURL(baseURL), err)
+	}
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return fmt.Errorf("%s: the server sent an event that is not JSON: %w", provider, err)
+	}
+	return fmt.Errorf("%s: %w: %w", provider, ErrStreamCut, err)
+}
+
+// redactURL drops credentials and the query from a URL for messages.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.RawQuery = ""
+	return u.Redacted()
 }
