@@ -48,6 +48,7 @@ Usage:
   docsmith key create --org ORG --kind admin|assistant [--name NAME]   prints only the secret
   docsmith key list [--org ORG] | key revoke --org ORG KEY_ID
   docsmith apply FILE                                              create what a set-up file describes
+  docsmith eval retrieval --corpus DIR --questions FILE            measure retrieval on a docs site
   docsmith version
 
 Every command finds its state through --data DIR or DOCSMITH_DATA_DIR (default ./data).
@@ -84,7 +85,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 	}
 	switch cmd + " " + sub {
 	case "org create", "org list", "project create", "project list", "domain create", "domain list",
-		"key create", "key list", "key revoke", "config show":
+		"key create", "key list", "key revoke", "config show",
+		"eval retrieval":
 		rest = rest[1:]
 		cmd += " " + sub
 	}
@@ -118,6 +120,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return keyRevoke(ctx, rest, env)
 	case "apply":
 		return apply(ctx, rest, env)
+	case "eval retrieval":
+		return evalRetrieval(ctx, rest, env)
 	case "version":
 		fmt.Fprintln(env.Stdout, "docsmith", Version)
 		return nil

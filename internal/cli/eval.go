@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/store/sqlite"
+)
+
+// evalRetrieval runs `docsmith eval retrieval`: it indexes a docs corpus in
+// a throw-away SQLite store and scores retrieval on a question set.
+func evalRetrieval(ctx context.Context, args []string, env Env) error {
+	fs := newFlagSet("eval retrieval", env)
+	corpus := fs.String("corpus", "", "docs root of the corpus (the directory with docs.json or mint.json)")
+	questions := fs.String("questions", "", "question set, JSON lines (id, question, expected_paths, answer_facts, kind)")
+	k := fs.Int("k", 5, "cut-off of recall@k")
+	showMisses := fs.Bool("show-misses", false, "list the questions whose expected page is not in the top k")
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, "Usage: docsmith eval retrieval --corpus DIR --questions FILE [--k 5] [--show-misses]\n\n")
+		fs.PrintDefaults()
+	}
+	if _, err := parse(fs, args); err != nil {
+		return usageErr(err)
+	}
+	if err := required("corpus", *corpus); err != nil {
+		return err
+	}
+	if err := required("questions", *questions); err != nil {
+		return err
+	}
+	if *k < 1 {
+		return fmt.Errorf("--k must be at least 1, not %d", *k)
+	}
+	dir, err := os.MkdirTemp("", "docsmith-eval-*")
+	if err != nil {
+		return fmt.Errorf("create a temporary store: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	store, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = store.Close() }()
+	rep, err := search.Evaluate(ctx, store, *corpus, *questions, search.EvalOptions{K: *k})
+	if err != nil {
+		return err
+	}
+	return printReport(env.Stdout, rep, *showMisses)
+}
+
+func printReport(w io.Writer, rep search.Report, showMisses bool) error {
+	ew := &errWriter{w: w}
+	ew.printf("corpus        %s\n", rep.Corpus)
+	ew.printf("questions     %s: %d (%d with expected pages, %d not in the docs)\n", rep.QuestionsFile, rep.Questions, rep.Answerable, rep.NotInDocs)
+	ew.printf("index         %d pages, %d chunks, built in %s\n", rep.Build.Pages, rep.Build.Chunks, rep.Build.Duration.Round(1e6))
+	ew.printf("recall@1      %.3f\n", rep.RecallAt1)
+	ew.printf("recall@%-2d     %.3f\n", rep.K, rep.RecallAtK)
+	ew.printf("MRR           %.3f\n", rep.MRR)
+	ew.printf("passages@%-2d   %.3f   (an expected page among the first %d passages)\n", rep.K, rep.PassageRecallAtK, rep.K)
+	ew.printf("facts@%-2d      %.3f   (every answer fact in the first %d passages)\n", rep.K, rep.FactsAtK, rep.K)
+	if scores := rep.AnswerableTopScores(); len(scores) > 0 {
+		ew.printf("top score     answerable: min %.3f, median %.3f, max %.3f\n", scores[0], scores[len(scores)/2], scores[len(scores)-1])
+	}
+	for _, q := range rep.NotInDocsResults() {
+		ew.printf("not in docs   %s top score %.3f, top pages %s\n", q.ID, q.TopScore, strings.Join(q.Pages[:min(3, len(q.Pages))], ", "))
+	}
+	misses := rep.Misses()
+	ew.printf("misses        %d\n", len(misses))
+	if showMisses {
+		for _, q := range misses {
+			rank := "not retrieved"
+			if q.Rank > 0 {
+				rank = fmt.Sprintf("rank %d", q.Rank)
+			}
+			ew.printf("  %s (%s)\n    question: %s\n    expected: %s\n    got:      %s\n", q.ID, rank, q.Question,
+				strings.Join(q.Expected, ", "), strings.Join(q.Pages[:min(3, len(q.Pages))], ", "))
+		}
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error, so a report is printed without an
+// error check per line.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

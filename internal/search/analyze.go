@@ -1,0 +1,200 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Text analysis shared by every engine. The engines tokenize on their own
+// (letters and digits, lower case, English stemming); what they cannot do is
+// done here, the same way on both sides:
+//
+//   - Chinese, Japanese and Korean text has no spaces between words, so a
+//     run of such characters becomes its overlapping character bigrams
+//     ("侧边栏" → "侧边 边栏"), a word-free way to match that works well for
+//     short queries.
+//   - Identifiers written in camel case ("randomUUID") are followed by their
+//     parts ("random UUID"), so that the words a reader types find them.
+
+// Fields is a chunk's text as the engine should index it, one string per
+// ranked field.
+type Fields struct {
+	// Title is the page title.
+	Title string
+	// Headings are the navigation groups above the page and the headings
+	// down to the chunk.
+	Headings string
+	// Keywords is the page-level text that is searched but not shown.
+	Keywords string
+	// Body is the chunk's text.
+	Body string
+}
+
+// IndexFields returns what to index for a chunk, analyzed.
+func IndexFields(c Chunk) Fields {
+	var heads []string
+	for _, b := range c.Breadcrumb {
+		if b != c.PageTitle {
+			heads = append(heads, b)
+		}
+	}
+	return Fields{
+		Title:    Analyze(c.PageTitle),
+		Headings: Analyze(strings.Join(heads, "\n")),
+		Keywords: Analyze(c.Keywords),
+		Body:     Analyze(c.Text),
+	}
+}
+
+// Analyze rewrites text for indexing: CJK runs become bigrams and camel-case
+// identifiers are followed by their parts. Other text is left for the
+// engine's tokenizer.
+func Analyze(text string) string {
+	if isPlainASCII(text) && !hasCamel(text) {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/4)
+	i := 0
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case isCJK(r):
+			j := i
+			var run []rune
+			for j < len(text) {
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				if !isCJK(r2) {
+					break
+				}
+				run = append(run, r2)
+				j += s2
+			}
+			b.WriteByte(' ')
+			writeBigrams(&b, run)
+			b.WriteByte(' ')
+			i = j
+		case isWordRune(r):
+			j := i
+			for j < len(text) {
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				if !isWordRune(r2) || isCJK(r2) {
+					break
+				}
+				j += s2
+			}
+			word := text[i:j]
+			b.WriteString(word)
+			if parts := camelParts(word); len(parts) > 1 {
+				for _, p := range parts {
+					b.WriteByte(' ')
+					b.WriteString(p)
+				}
+			}
+			i = j
+		default:
+			b.WriteString(text[i : i+size])
+			i += size
+		}
+	}
+	return b.String()
+}
+
+// writeBigrams writes a CJK run as its overlapping bigrams, or the single
+// character of a one-character run.
+func writeBigrams(b *strings.Builder, run []rune) {
+	if len(run) == 1 {
+		b.WriteRune(run[0])
+		return
+	}
+	for k := 0; k+1 < len(run); k++ {
+		if k > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(run[k])
+		b.WriteRune(run[k+1])
+	}
+}
+
+// bigrams returns a CJK run's bigrams (or its single character).
+func bigrams(run []rune) []string {
+	if len(run) == 1 {
+		return []string{string(run)}
+	}
+	out := make([]string, 0, len(run)-1)
+	for k := 0; k+1 < len(run); k++ {
+		out = append(out, string(run[k:k+2]))
+	}
+	return out
+}
+
+// isCJK reports whether r is written without spaces between words: Han,
+// Hiragana, Katakana and Hangul.
+func isCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// isWordRune is what the engines keep inside a word: letters, digits and
+// combining marks.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
+
+func isPlainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// hasCamel reports whether s has a lower-case letter followed by an upper-case
+// one (ASCII only; a quick test before the full pass).
+func hasCamel(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' && s[i-1] >= 'a' && s[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// camelParts splits a camel-case word: "randomUUID" → random, UUID;
+// "HTTPServer" → HTTP, Server; "getID2" → get, ID2. A word without case
+// changes is returned alone.
+func camelParts(w string) []string {
+	rs := []rune(w)
+	var parts []string
+	start := 0
+	for k := 1; k < len(rs); k++ {
+		prev, cur := rs[k-1], rs[k]
+		split := false
+		switch {
+		case unicode.IsLower(prev) && unicode.IsUpper(cur):
+			split = true
+		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && k+1 < len(rs) && unicode.IsLower(rs[k+1]):
+			split = true
+		}
+		if split {
+			parts = append(parts, string(rs[start:k]))
+			start = k
+		}
+	}
+	if start == 0 {
+		return []string{w}
+	}
+	parts = append(parts, string(rs[start:]))
+	// "JUnit", "iPhone": a one-letter part is a prefix, not a word.
+	for _, p := range parts {
+		if utf8.RuneCountInString(p) < 2 {
+			return []string{w}
+		}
+	}
+	return parts
+}

@@ -1,0 +1,100 @@
+package search
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestAnalyze(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"plain text stays", "plain text stays"},
+		{"use $randomUUID here", "use $randomUUID random UUID here"},
+		{"HTTPServer and getID2", "HTTPServer HTTP Server and getID2 get ID2"},
+		{"JUnit and iPhone", "JUnit and iPhone"},
+		{"侧边栏导航", " 侧边 边栏 栏导 导航 "},
+		{"页", " 页 "},
+		{"hidden: true 在侧边栏", "hidden: true  在侧 侧边 边栏 "},
+		{"Café crème", "Café crème"},
+	}
+	for _, tt := range tests {
+		if got := Analyze(tt.in); got != tt.want {
+			t.Errorf("Analyze(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestIndexFields(t *testing.T) {
+	t.Parallel()
+	c := Chunk{
+		PageTitle:  "Brewing tea",
+		Breadcrumb: []string{"Guides", "Brewing tea", "Green tea"},
+		Keywords:   "steepTime",
+		Text:       "绿茶",
+	}
+	f := IndexFields(c)
+	want := Fields{Title: "Brewing tea", Headings: "Guides\nGreen tea", Keywords: "steepTime steep Time", Body: " 绿茶 "}
+	if f != want {
+		t.Errorf("IndexFields = %+v, want %+v", f, want)
+	}
+}
+
+func TestDetectLanguage(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"How do I change the colour of the sidebar?", "en"},
+		{"¿Cómo cambio el color de la barra lateral?", "es"},
+		{"Comment changer la couleur de la barre latérale ?", "fr"},
+		{"Wie ändere ich die Farbe der Seitenleiste?", "de"},
+		{"Como posso mudar a cor da barra lateral?", "pt"},
+		{"如何更改侧边栏的颜色？", "zh"},
+		{"サイドバーの色を変更するには？", "ja"},
+		{"사이드바 색상을 어떻게 바꾸나요?", "ko"},
+		{"mint dev", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := DetectLanguage(tt.in); got != tt.want {
+			t.Errorf("DetectLanguage(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSameLanguage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"zh", "cn", true},
+		{"zh-Hans", "zh", true},
+		{"pt-BR", "pt", true},
+		{"ja", "jp", true},
+		{"en", "es", false},
+		{"", "en", false},
+	}
+	for _, tt := range tests {
+		if got := SameLanguage(tt.a, tt.b); got != tt.want {
+			t.Errorf("SameLanguage(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestCamelParts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"randomUUID", []string{"random", "UUID"}},
+		{"getUserById", []string{"get", "User", "By", "Id"}},
+		{"XMLHttpRequest", []string{"XML", "Http", "Request"}},
+		{"lowercase", []string{"lowercase"}},
+		{"JUnit", []string{"JUnit"}},
+	}
+	for _, tt := range tests {
+		if got := camelParts(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("camelParts(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

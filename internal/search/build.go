@@ -1,0 +1,66 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/docs"
+)
+
+// BuildStats says what Build did.
+type BuildStats struct {
+	// Pages and Chunks count what the site has now.
+	Pages, Chunks int
+	// Changed pages were (re)written, Removed pages deleted; the others
+	// were left as they were.
+	Changed, Removed, Unchanged int
+	// ChunksWritten counts the chunks of the changed pages.
+	ChunksWritten int
+	Duration      time.Duration
+}
+
+// Build brings a domain's index up to date with the site: pages whose
+// content hash changed (or that are new) are rewritten, pages no longer
+// indexable are deleted, the rest is not touched.
+func Build(ctx context.Context, idx Index, domain string, site *docs.Site, siteURL string) (BuildStats, error) {
+	start := time.Now()
+	chunks := Chunks(site, siteURL)
+	old, err := idx.PageHashes(ctx, domain)
+	if err != nil {
+		return BuildStats{}, fmt.Errorf("build index of %s: %w", domain, err)
+	}
+	hashes := map[string]string{}
+	for _, c := range chunks {
+		hashes[c.PagePath] = c.PageHash
+	}
+	var changed []Chunk
+	for _, c := range chunks {
+		if old[c.PagePath] != c.PageHash {
+			changed = append(changed, c)
+		}
+	}
+	var removed []string
+	for p := range old {
+		if _, ok := hashes[p]; !ok {
+			removed = append(removed, p)
+		}
+	}
+	sort.Strings(removed)
+	st := BuildStats{Pages: len(hashes), Chunks: len(chunks), Removed: len(removed), ChunksWritten: len(changed)}
+	for p, h := range hashes {
+		if old[p] == h {
+			st.Unchanged++
+		} else {
+			st.Changed++
+		}
+	}
+	if len(changed) > 0 || len(removed) > 0 {
+		if err := idx.ReplacePages(ctx, domain, changed, removed); err != nil {
+			return BuildStats{}, fmt.Errorf("build index of %s: %w", domain, err)
+		}
+	}
+	st.Duration = time.Since(start)
+	return st, nil
+}

@@ -1,0 +1,153 @@
+// Package search is retrieval over a docs site: it cuts pages into
+// heading-sized chunks, keeps an index of them up to date page by page, and
+// turns a reader's question into a ranked list of passages for the search
+// endpoint and the assistant.
+//
+// The index itself is an interface (Index) so that each store (SQLite FTS5,
+// PostgreSQL tsvector) brings its own engine. Everything that does not depend
+// on the engine lives here: chunking, the text analysis applied before
+// indexing (CJK bigrams, identifier splitting), query parsing (stop words,
+// phrases, prefixes), language detection and the evaluation harness.
+package search
+
+import (
+	"context"
+	"errors"
+	"math"
+)
+
+// Chunk is one passage of a page: a heading's section, or part of one when
+// the section is long.
+type Chunk struct {
+	// ID is unique within a domain: the page path, the anchor and, for the
+	// second and later parts of a long section, "~N".
+	ID string
+	// PagePath is the page's navigation path ("guides/setup").
+	PagePath string
+	// Anchor is the heading's id on the page, "" for the page's top.
+	Anchor string
+	// URL is siteURL + "/" + PagePath, plus "#" + Anchor when there is one.
+	URL       string
+	PageTitle string
+	// Heading is the section's heading, "" for the page's top.
+	Heading string
+	// Breadcrumb is where the chunk sits: the navigation tabs and groups
+	// above the page, the page title, then the headings down to this one.
+	Breadcrumb []string
+	// Text is the chunk's plain text, one line per paragraph, list item,
+	// table row or code line.
+	Text              string
+	Version, Language string
+	// Groups are the access groups of the page (its "groups" front matter):
+	// a page with groups is shown only to readers in one of them.
+	Groups []string
+	// PageHash identifies the content of the page's chunks, for incremental
+	// rebuilds: a page whose hash is unchanged is not rewritten.
+	PageHash string
+	// Seq orders the chunks of a page.
+	Seq int
+	// Overlap is how many bytes at the start of Text repeat the end of the
+	// previous chunk (a long section split in parts overlaps a little).
+	Overlap int
+	// Keywords is page-level text that is searched but not shown: the
+	// page's description, sidebar title, front matter keywords and, for an
+	// API page, its method, path and operation id.
+	Keywords string
+	// Boost multiplies the chunk's relevance (front matter "boost"); 0
+	// means 1.
+	Boost float64
+}
+
+// Filter narrows a search. Empty fields do not filter.
+type Filter struct {
+	// Version keeps chunks of that version and chunks with no version.
+	Version string `json:"version,omitempty"`
+	// Language keeps chunks of that language and chunks with no language.
+	Language string `json:"language,omitempty"`
+	// Groups are the access groups the reader belongs to. Chunks of pages
+	// without groups are always kept; chunks of restricted pages only when
+	// they share a group with this list.
+	Groups []string `json:"groups,omitempty"`
+}
+
+// Term is one clause of a query: a word, a prefix, or a phrase.
+type Term struct {
+	// Words holds one word, or several for a phrase that must appear in
+	// this order. Words are already analyzed (see ParseQuery): lower
+	// case, CJK as bigrams.
+	Words []string
+	// Prefix matches any word starting with the (last) word.
+	Prefix bool
+	// Required terms must all match; the others are alternatives that
+	// only rank.
+	Required bool
+}
+
+// Query is a search as an Index runs it: optional terms ranked by the
+// engine's relevance, required terms all present, then boosts and filters.
+type Query struct {
+	// Text is the original text, for logs; Index implementations search
+	// Terms.
+	Text  string
+	Terms []Term
+	// Limit is the number of hits to return.
+	Limit  int
+	Filter Filter
+	// BoostPath is a page (the reader's current page) whose chunks are
+	// multiplied by PathBoost.
+	BoostPath string
+	PathBoost float64
+	// MaxPerPage caps the chunks returned from one page (0: no cap).
+	MaxPerPage int
+}
+
+// Hit is a chunk found by a search.
+type Hit struct {
+	Chunk
+	// Score is the relevance in [0, 1], higher is better. Each engine
+	// maps its own relevance onto this range; scores compare within one
+	// index, not across engines.
+	Score float64
+}
+
+// PageText is one indexed page as plain text.
+type PageText struct {
+	Path, Title, URL string
+	// Content is the page's text: the sections in order, each heading as a
+	// Markdown heading line.
+	Content string
+}
+
+// ErrPageNotFound is returned by Index.Page for a page the index does not
+// hold.
+var ErrPageNotFound = errors.New("page not found in the search index")
+
+// Index stores chunks per domain and searches them.
+type Index interface {
+	// ReplacePages replaces, in one transaction, every chunk of the pages
+	// the chunks belong to with the given chunks, and deletes every chunk
+	// of removedPages.
+	ReplacePages(ctx context.Context, domain string, chunks []Chunk, removedPages []string) error
+	// PageHashes returns each indexed page's PageHash.
+	PageHashes(ctx context.Context, domain string) (map[string]string, error)
+	// Search returns up to q.Limit hits, best first.
+	Search(ctx context.Context, domain string, q Query) ([]Hit, error)
+	// Page returns an indexed page's text, or an error wrapping
+	// ErrPageNotFound.
+	Page(ctx context.Context, domain, path string) (PageText, error)
+}
+
+// boostDamping tempers front matter boosts. Mintlify multiplies a semantic
+// similarity that varies little between candidates by the boost; bm25 varies
+// much more, and sites set boosts of 3 or 5 on whole sections, so the full
+// factor would let a boosted page outrank far better matches.
+const boostDamping = 0.1
+
+// RankBoost is the factor an engine multiplies a chunk's relevance by for its
+// Boost: Boost to the power boostDamping, 1 when unset.
+func RankBoost(boost float64) float64 {
+	if boost <= 0 || math.IsNaN(boost) || math.IsInf(boost, 0) {
+		return 1
+	}
+	return math.Pow(boost, boostDamping)
+}
