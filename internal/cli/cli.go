@@ -49,6 +49,8 @@ Usage:
   docsmith key list [--org ORG] | key revoke --org ORG KEY_ID
   docsmith apply FILE                                              create what a set-up file describes
   docsmith eval retrieval --corpus DIR --questions FILE            measure retrieval on a docs site
+  docsmith job create --project P "INSTRUCTION" [--watch] | job get|watch --project P JOB_ID | job list --project P
+                                                                   agent jobs over HTTP (--url, --key or DOCSMITH_URL, DOCSMITH_API_KEY)
   docsmith version
 
 Every command finds its state through --data DIR or DOCSMITH_DATA_DIR (default ./data).
@@ -84,6 +86,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		sub = rest[0]
 	}
 	switch cmd + " " + sub {
+	case "job create", "job get", "job list", "job watch":
+		return jobCommand(ctx, sub, rest[1:], env)
 	case "org create", "org list", "project create", "project list", "domain create", "domain list",
 		"key create", "key list", "key revoke", "config show",
 		"eval retrieval":
