@@ -26,6 +26,9 @@ type Config struct {
 	ConfigFile      string
 	DataDir         string
 	Addr            string
+	DatabaseURL     string // PostgreSQL instead of the SQLite file in DataDir
+	RedisURL        string // rate limits in Redis instead of the database
+	Role            string // api, worker or all
 	LogLevel        slog.Level
 	LogFormat       string
 	Demo            bool
@@ -105,6 +108,21 @@ func table() []option {
 			c.Addr = v
 			return nil
 		}},
+		{name: "database_url", def: "", secret: true, common: true, desc: "PostgreSQL URL (postgres://user:pass@host:5432/db?sslmode=disable) for scale-out; empty: SQLite in data_dir (or DOCSMITH_DATABASE_URL_FILE)", set: func(c *Config, v string) error {
+			if v != "" && !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") {
+				return errors.New("must be empty (SQLite) or a postgres:// URL")
+			}
+			c.DatabaseURL = v
+			return nil
+		}},
+		{name: "redis_url", def: "", secret: true, desc: "Redis URL (redis://host:6379/0) for rate limits shared by replicas; empty: limits in the database (or DOCSMITH_REDIS_URL_FILE)", set: func(c *Config, v string) error {
+			if v != "" && !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") && !strings.HasPrefix(v, "unix://") {
+				return errors.New("must be empty or a redis://, rediss:// or unix:// URL")
+			}
+			c.RedisURL = v
+			return nil
+		}},
+		{name: "role", def: "all", desc: "what serve runs: all (API and workers), api (API only, no workers) or worker (workers; HTTP only /healthz, /readyz, /metrics)", set: oneOf(func(c *Config) *string { return &c.Role }, "all", "api", "worker")},
 		{name: "log_level", def: "info", common: true, desc: "debug, info, warn or error", set: func(c *Config, v string) error {
 			return c.LogLevel.UnmarshalText([]byte(v))
 		}},

@@ -26,6 +26,16 @@ func (s *Server) routes() http.Handler {
 	t.add("POST /v2/agent/{projectId}/job/{id}/archive", s.handle(s.archiveJob))
 	t.add("POST /v2/agent/{projectId}/job/{id}/cancel", s.handle(s.cancelJob))
 	t.add("GET /v2/agent/{projectId}/job/{id}/events", s.handle(s.jobEvents))
+	t.add("POST /v2/domains/{domain}/index", s.handle(s.indexDomain))
+
+	t.add("POST /discovery/v2/assistant/{domain}/message", s.handle(s.cors(s.assistantMessage(newUIMessageStream))))
+	t.add("OPTIONS /discovery/v2/assistant/{domain}/message", s.handle(s.preflight))
+	t.add("POST /discovery/v1/assistant/{domain}/message", s.handle(s.cors(s.assistantMessage(newDataStream))))
+	t.add("OPTIONS /discovery/v1/assistant/{domain}/message", s.handle(s.preflight))
+	t.add("POST /discovery/v1/search/{domain}", s.handle(s.cors(s.searchDocs)))
+	t.add("OPTIONS /discovery/v1/search/{domain}", s.handle(s.preflight))
+	t.add("POST /discovery/v1/page/{domain}", s.handle(s.cors(s.pageContent)))
+	t.add("OPTIONS /discovery/v1/page/{domain}", s.handle(s.preflight))
 
 	return t.finish(s)
 }

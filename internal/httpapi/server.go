@@ -1,5 +1,6 @@
 // Package httpapi is docsmith's HTTP interface: the route table, auth,
-// request decoding, rate limits, errors, and the job event stream.
+// request decoding, rate limits, errors, the job event stream, and the
+// assistant's discovery endpoints with their CORS.
 package httpapi
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -29,6 +31,8 @@ type Limits struct {
 type Deps struct {
 	Tenants        *tenant.Service
 	Jobs           *agentjob.Service
+	Assistant      *assistant.Service
+	Indexer        Indexer
 	Limiter        *ratelimit.Limiter
 	Limits         Limits
 	Log            *slog.Logger
@@ -40,6 +44,11 @@ type Deps struct {
 	// other processes; EventHeartbeat how often an idle stream sends a comment.
 	EventPoll      time.Duration
 	EventHeartbeat time.Duration
+}
+
+// Indexer builds a domain's search index (assistant.Indexer).
+type Indexer interface {
+	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
 }
 
 // Server serves the API.

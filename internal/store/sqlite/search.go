@@ -55,12 +55,12 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
-		defer delFTS.Close()
+		defer func() { _ = delFTS.Close() }()
 		delRows, err := tx.PrepareContext(ctx, `DELETE FROM search_chunks WHERE domain = ? AND page_path = ?`)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
-		defer delRows.Close()
+		defer func() { _ = delRows.Close() }()
 		for _, p := range order {
 			if _, err := delFTS.ExecContext(ctx, domain, p); err != nil {
 				return fmt.Errorf("delete full-text rows of %s: %w", p, err)
@@ -75,12 +75,12 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
-		defer insRow.Close()
+		defer func() { _ = insRow.Close() }()
 		insFTS, err := tx.PrepareContext(ctx, `INSERT INTO search_fts (rowid, title, headings, keywords, body) VALUES (?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
-		defer insFTS.Close()
+		defer func() { _ = insFTS.Close() }()
 		for _, c := range chunks {
 			crumbs, err := json.Marshal(nonNil(c.Breadcrumb))
 			if err != nil {

@@ -67,16 +67,48 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 
 		{"Events", testEvents},
 
-		{"RateLimit/Window", testRateLimitWindow},
-		{"RateLimit/MultipleRules", testRateLimitMultipleRules},
-		{"RateLimit/KeysIndependent", testRateLimitKeysIndependent},
-
 		{"Concurrency/ClaimTurn", testConcurrentClaims},
+		{"Concurrency/WorkersRunFollowUpsInOrder", testConcurrentWorkers},
+		{"Concurrency/FinishRacesFollowUp", testFinishRacesFollowUp},
+		{"Concurrency/EventsWhileAppending", testEventsWhileAppending},
 	}
 	// Table-driven cases: every row gets its own store too.
 	cases = append(cases, archiveCases()...)
 	cases = append(cases, finishJobStatusCases()...)
+	for _, c := range rateLimitCases() {
+		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
+	}
 	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			if s == nil {
+				t.Fatal("open returned a nil store")
+			}
+			c.fn(t, s)
+		})
+	}
+}
+
+type rateLimitCase struct {
+	name string
+	fn   func(t *testing.T, s ratelimit.Store)
+}
+
+func rateLimitCases() []rateLimitCase {
+	return []rateLimitCase{
+		{"RateLimit/Window", testRateLimitWindow},
+		{"RateLimit/MultipleRules", testRateLimitMultipleRules},
+		{"RateLimit/KeysIndependent", testRateLimitKeysIndependent},
+		{"RateLimit/Concurrent", testRateLimitConcurrent},
+	}
+}
+
+// RunRateLimit runs the suite's rate-limit cases against a store that keeps
+// only rate limits (Redis), each as a parallel subtest on its own store.
+// open must return a fresh, empty store that no other test uses.
+func RunRateLimit(t *testing.T, open func(t *testing.T) ratelimit.Store) {
+	for _, c := range rateLimitCases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			s := open(t)
@@ -1724,7 +1756,7 @@ func approx(got, want time.Duration) bool {
 	return d > -time.Second && d < time.Second
 }
 
-func take(t *testing.T, s Store, now time.Time, rules ...ratelimit.Rule) (bool, []ratelimit.Usage) {
+func take(t *testing.T, s ratelimit.Store, now time.Time, rules ...ratelimit.Rule) (bool, []ratelimit.Usage) {
 	t.Helper()
 	allowed, usage, err := s.Take(t.Context(), now, rules)
 	must(t, err, "Take")
@@ -1739,7 +1771,7 @@ func take(t *testing.T, s Store, now time.Time, rules ...ratelimit.Rule) (bool, 
 	return allowed, usage
 }
 
-func testRateLimitWindow(t *testing.T, s Store) {
+func testRateLimitWindow(t *testing.T, s ratelimit.Store) {
 	t0 := baseTime()
 	rule := ratelimit.Rule{Name: "agent requests per project", Key: "agent:project:docs", Limit: 3, Window: time.Hour}
 	for _, tc := range []struct {
@@ -1770,7 +1802,7 @@ func testRateLimitWindow(t *testing.T, s Store) {
 	}
 }
 
-func testRateLimitMultipleRules(t *testing.T, s Store) {
+func testRateLimitMultipleRules(t *testing.T, s ratelimit.Store) {
 	t0 := baseTime()
 	small := ratelimit.Rule{Name: "per key", Key: "agent:key:k1", Limit: 1, Window: time.Hour}
 	large := ratelimit.Rule{Name: "per org", Key: "agent:org:acme", Limit: 5, Window: 24 * time.Hour}
@@ -1813,7 +1845,7 @@ func testRateLimitMultipleRules(t *testing.T, s Store) {
 	}
 }
 
-func testRateLimitKeysIndependent(t *testing.T, s Store) {
+func testRateLimitKeysIndependent(t *testing.T, s ratelimit.Store) {
 	t0 := baseTime()
 	x := ratelimit.Rule{Name: "x", Key: "assistant:domain:x", Limit: 2, Window: time.Hour}
 	y := ratelimit.Rule{Name: "y", Key: "assistant:domain:y", Limit: 2, Window: time.Hour}
@@ -1912,5 +1944,260 @@ func testConcurrentClaims(t *testing.T, s Store) {
 	e.noClaim(now)
 	if expired, err := s.ExpiredTurns(ctx, now.Add(lease+time.Microsecond)); err != nil || len(expired) != jobs {
 		t.Errorf("ExpiredTurns = %d turns, %v; want %d", len(expired), err, jobs)
+	}
+}
+
+// testConcurrentWorkers runs many jobs, each with follow-ups queued behind
+// its first message, on workers that claim and finish at once: every turn
+// runs exactly once, a job never has two turns running, and a job's turns
+// run in seq order.
+func testConcurrentWorkers(t *testing.T, s Store) {
+	e := setup(t, s)
+	const jobs, perJob, workers = 6, 4, 8
+	for i := range jobs {
+		j := e.create(e.newJob(e.t0.Add(time.Duration(i) * time.Millisecond)))
+		for seq := 2; seq <= perJob; seq++ {
+			e.addMessage(j.ID, agentjob.Active, agentjob.Active, seq, e.t0.Add(time.Second+time.Duration(seq)*time.Millisecond))
+		}
+	}
+	var (
+		mu       sync.Mutex
+		running  = map[string]bool{}
+		nextSeq  = map[string]int{}
+		finished int
+		wg       sync.WaitGroup
+		now      = e.t0.Add(time.Minute)
+		deadline = time.Now().Add(30 * time.Second)
+	)
+	for w := range workers {
+		worker := fmt.Sprintf("w%02d", w)
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				done := finished == jobs*perJob
+				mu.Unlock()
+				if done || time.Now().After(deadline) {
+					return
+				}
+				c, ok, err := s.ClaimTurn(e.ctx, worker, now, now.Add(lease))
+				if err != nil {
+					t.Errorf("ClaimTurn: %v", err)
+					return
+				}
+				if !ok {
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				mu.Lock()
+				if running[c.JobID] {
+					t.Errorf("job %s: seq %d claimed while another of its turns runs", c.JobID, c.Seq)
+				}
+				if want := nextSeq[c.JobID] + 1; c.Seq != want || c.Attempts != 1 {
+					t.Errorf("job %s: claimed seq %d attempt %d, want seq %d attempt 1", c.JobID, c.Seq, c.Attempts, want)
+				}
+				running[c.JobID] = true
+				nextSeq[c.JobID] = c.Seq
+				mu.Unlock()
+				time.Sleep(100 * time.Microsecond) // the turn's work
+				// The mark goes before FinishTurn: once that commits, the
+				// next turn may be claimed at once.
+				mu.Lock()
+				running[c.JobID] = false
+				mu.Unlock()
+				if _, err := s.FinishTurn(e.ctx, c, agentjob.TurnResult{State: agentjob.TurnDone, Summary: fmt.Sprintf("seq %d", c.Seq), JobStatus: agentjob.Completed, At: now}, nil); err != nil {
+					t.Errorf("FinishTurn %+v: %v", c, err)
+					return
+				}
+				mu.Lock()
+				finished++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if finished != jobs*perJob {
+		t.Fatalf("%d turns finished, want %d", finished, jobs*perJob)
+	}
+	all, err := s.ListJobs(e.ctx, e.proj.ID, agentjob.ListQuery{Limit: 100})
+	must(t, err, "ListJobs")
+	for _, j := range all {
+		if j.Status != agentjob.Completed || len(j.Messages) != perJob {
+			t.Errorf("job %s is %s with %d messages, want completed with %d", j.ID, j.Status, len(j.Messages), perJob)
+		}
+		for _, m := range j.Messages {
+			if m.State != agentjob.TurnDone || m.Attempts != 1 {
+				t.Errorf("job %s message %d is %s after %d attempts, want done after 1", j.ID, m.Seq, m.State, m.Attempts)
+			}
+		}
+	}
+	e.noClaim(now)
+}
+
+// testFinishRacesFollowUp finishes a job's only turn while a follow-up
+// arrives, many times: whichever wins, the follow-up's turn is never left
+// queued behind a job that is no longer active (no worker would run it).
+func testFinishRacesFollowUp(t *testing.T, s Store) {
+	e := setup(t, s)
+	for round := range 20 {
+		at := e.t0.Add(time.Duration(round) * time.Minute)
+		j := e.create(e.newJob(at))
+		c := e.claim("w1", at.Add(time.Second))
+		if c.JobID != j.ID {
+			t.Fatalf("round %d: claimed %+v, want job %s", round, c, j.ID)
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			<-start
+			if _, err := s.FinishTurn(e.ctx, c, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: at.Add(2 * time.Second)}, nil); err != nil {
+				t.Errorf("round %d: FinishTurn: %v", round, err)
+			}
+		})
+		wg.Go(func() {
+			<-start
+			// What agentjob.Service does: decide from the job as read,
+			// and decide again if the store says it changed.
+			for attempt := 0; ; attempt++ {
+				cur, err := s.GetJob(e.ctx, e.proj.ID, j.ID)
+				if err != nil {
+					t.Errorf("round %d: GetJob: %v", round, err)
+					return
+				}
+				to, err := agentjob.Transition(cur.Status, agentjob.EvFollowUp)
+				if err != nil {
+					t.Errorf("round %d: follow-up from %s: %v", round, cur.Status, err)
+					return
+				}
+				m := agentjob.Message{Seq: len(cur.Messages) + 1, Prompt: "follow-up", State: agentjob.TurnQueued, CreatedAt: at.Add(2 * time.Second)}
+				_, _, err = s.AddMessage(e.ctx, e.proj.ID, j.ID, cur.Status, to, m, nil, nil)
+				if err == nil {
+					return
+				}
+				if !apperr.Is(err, apperr.Conflict) || attempt >= 10 {
+					t.Errorf("round %d: AddMessage: %v", round, err)
+					return
+				}
+			}
+		})
+		close(start)
+		wg.Wait()
+		got := e.job(j.ID)
+		if len(got.Messages) != 2 || msg(t, got, 2).State != agentjob.TurnQueued {
+			t.Fatalf("round %d: %+v, want the follow-up queued", round, got.Messages)
+		}
+		if got.Status != agentjob.Active {
+			t.Fatalf("round %d: job is %s with its follow-up queued, want active", round, got.Status)
+		}
+		c2 := e.claim("w1", at.Add(3*time.Second))
+		if c2.JobID != j.ID || c2.Seq != 2 {
+			t.Fatalf("round %d: claimed %+v, want the follow-up", round, c2)
+		}
+		if fin := e.finish(c2, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: at.Add(4 * time.Second)}); fin.Status != agentjob.Completed {
+			t.Fatalf("round %d: after the follow-up the job is %s, want completed", round, fin.Status)
+		}
+	}
+}
+
+// testEventsWhileAppending follows a job's events the way a stream does
+// (after the last id seen) while several writers append: every event is
+// seen exactly once, in id order.
+func testEventsWhileAppending(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	const writers, each = 4, 40
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			for n := range each {
+				ev := agentjob.NewEvent{Type: "step", Data: map[string]any{"w": w, "n": n}}
+				if err := s.AppendEvents(e.ctx, j.ID, e.t0.Add(time.Second), []agentjob.NewEvent{ev}); err != nil {
+					t.Errorf("AppendEvents: %v", err)
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	seen := map[string]int{}
+	var last int64
+	read := func() int {
+		page, err := s.ListEvents(e.ctx, j.ID, last, 7)
+		must(t, err, "ListEvents")
+		for _, ev := range page {
+			if ev.ID <= last {
+				t.Fatalf("event id %d after %d", ev.ID, last)
+			}
+			last = ev.ID
+			d := decode(t, ev.Data)
+			seen[fmt.Sprint(d["w"], "/", d["n"])]++
+		}
+		return len(page)
+	}
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		read()
+	}
+	for read() > 0 {
+	}
+	if len(seen) != writers*each {
+		t.Errorf("the follower saw %d distinct events, want %d", len(seen), writers*each)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("event %s seen %d times", k, n)
+		}
+	}
+}
+
+// testRateLimitConcurrent takes from one shared rule and a rule per
+// client at once: exactly the shared limit is allowed, and each client's
+// own key counts exactly its allowed takes (a refused take records nowhere).
+func testRateLimitConcurrent(t *testing.T, s ratelimit.Store) {
+	t0 := baseTime()
+	const clients, each, limit = 8, 10, 25
+	shared := ratelimit.Rule{Name: "per project", Key: "agent:project:shared", Limit: limit, Window: time.Hour}
+	allowed := make([]int, clients)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for c := range clients {
+		own := ratelimit.Rule{Name: "per client", Key: fmt.Sprintf("agent:client:%d", c), Limit: 1000, Window: time.Hour}
+		wg.Go(func() {
+			<-start
+			for range each {
+				ok, _, err := s.Take(t.Context(), t0, []ratelimit.Rule{own, shared})
+				if err != nil {
+					t.Errorf("Take: %v", err)
+					return
+				}
+				if ok {
+					allowed[c]++
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	total := 0
+	for _, n := range allowed {
+		total += n
+	}
+	if total != limit {
+		t.Fatalf("%d takes allowed across %d concurrent clients, want exactly %d", total, clients, limit)
+	}
+	if ok, usage := take(t, s, t0.Add(time.Second), shared); ok || usage[0].Used != limit {
+		t.Errorf("shared rule after the race: allowed=%v used=%d; want false, %d", ok, usage[0].Used, limit)
+	}
+	for c, n := range allowed {
+		// A rule whose limit is what this client was allowed is full.
+		own := ratelimit.Rule{Name: "per client", Key: fmt.Sprintf("agent:client:%d", c), Limit: n, Window: time.Hour}
+		if ok, usage := take(t, s, t0.Add(time.Second), own); ok || usage[0].Used != n {
+			t.Errorf("client %d: own key holds %d hits (allowed=%v), want %d", c, usage[0].Used, ok, n)
+		}
 	}
 }

@@ -1,0 +1,310 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/aisdk"
+	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// What the reader sees when nothing relevant was found, and when the answer
+// failed. Neither carries internal details.
+const (
+	notCoveredText = "The documentation does not cover this. I found no passage about it, so I cannot answer from the docs; " +
+		"try other words, or ask about something the documentation describes."
+	failedText = "The assistant could not answer this time. Please try again in a moment."
+)
+
+// Answer is one question on its way to the client. Begin makes it before
+// anything is written, so that the thread id can go in the headers.
+type Answer struct {
+	// Thread is the thread the answer belongs to; Continued says whether
+	// it existed before this request.
+	Thread    Thread
+	Continued bool
+
+	svc     *Service
+	domain  tenant.Domain
+	req     Request
+	history []llm.Message
+	started time.Time
+}
+
+// Begin resolves the request's thread, continuing it or starting a new one,
+// and gathers the conversation. The request must have passed Validate. An
+// error here comes before the first byte.
+func (s *Service) Begin(ctx context.Context, d tenant.Domain, req Request) (*Answer, error) {
+	started := time.Now()
+	id := req.ThreadID
+	if id == "" {
+		id = aisdk.ThreadIDFromHistory(req.Messages)
+	}
+	th, continued, err := s.resolveThread(ctx, d, id, req.FP)
+	if err != nil {
+		return nil, err
+	}
+	a := &Answer{Thread: th, Continued: continued, svc: s, domain: d, req: req, started: started}
+	a.history = historyFromMessages(req.Messages[:len(req.Messages)-1])
+	if len(a.history) == 0 && continued {
+		// A client that sends only the new question (and the threadId) still
+		// gets the thread's earlier turns as context.
+		turns, err := s.threads.RecentTurns(ctx, th.ID, maxHistoryTurns)
+		if err != nil {
+			return nil, fmt.Errorf("read thread %s: %w", th.ID, err)
+		}
+		a.history = historyFromTurns(turns)
+	}
+	return a, nil
+}
+
+// passage is a retrieved chunk as the answer uses it: numbered from 1 in
+// this turn, with its citation.
+type passage struct {
+	n     int
+	hit   search.Hit
+	url   string
+	title string
+	text  string
+}
+
+func (p passage) source() aisdk.Source {
+	return aisdk.Source{ID: "src_" + strconv.Itoa(p.n), URL: p.url, Title: p.title}
+}
+
+func sources(ps []passage) []aisdk.Source {
+	out := make([]aisdk.Source, len(ps))
+	for i, p := range ps {
+		out[i] = p.source()
+	}
+	return out
+}
+
+func turnSources(ps []passage) []TurnSource {
+	out := make([]TurnSource, len(ps))
+	for i, p := range ps {
+		out[i] = TurnSource{ID: "src_" + strconv.Itoa(p.n), URL: p.url, Title: p.title, Path: p.hit.PagePath, Score: p.hit.Score}
+	}
+	return out
+}
+
+// Stream writes the answer on st: the start (with the thread id),
+// keep-alives while retrieving, the citations, the text, and the finish.
+// Failures after the start go in-band; a client that goes away cancels
+// retrieval and generation. The turn is stored whatever happens. Stream
+// returns an error only for what the caller should log.
+func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
+	s := a.svc
+	t := &Turn{
+		ThreadID:  a.Thread.ID,
+		MessageID: newID("msg_"),
+		FP:        a.req.FP,
+		Question:  a.req.Question(),
+		Model:     a.domain.Model,
+		CreatedAt: s.now(),
+	}
+	defer a.record(ctx, t)
+	if err := st.Start(t.MessageID, a.Thread.ID); err != nil {
+		return a.fail(ctx, st, t, err)
+	}
+	beat := startHeartbeat(st, s.heartbeat)
+	defer beat.stop()
+
+	ps, err := a.retrieve(ctx)
+	t.RetrievalTime = time.Since(a.started)
+	if err != nil {
+		beat.stop()
+		return a.fail(ctx, st, t, err)
+	}
+	var usage *aisdk.Usage
+	switch {
+	case len(ps) == 0:
+		beat.stop()
+		t.Status = TurnNotCovered
+		t.FirstTextTime = time.Since(a.started)
+		if err := writeText(st, t, notCoveredText); err != nil {
+			return a.fail(ctx, st, t, err)
+		}
+	case isExtractive(a.domain.Model):
+		beat.stop()
+		ps = bestPassages(ps)
+		t.Sources = turnSources(ps)
+		if err := st.Sources(sources(ps)); err != nil {
+			return a.fail(ctx, st, t, err)
+		}
+		t.Status = TurnAnswered
+		t.FirstTextTime = time.Since(a.started)
+		if err := writeText(st, t, extractiveText(ps, a.req.Question())...); err != nil {
+			return a.fail(ctx, st, t, err)
+		}
+	default:
+		t.Sources = turnSources(ps)
+		if err := st.Sources(sources(ps)); err != nil {
+			beat.stop()
+			return a.fail(ctx, st, t, err)
+		}
+		usage, err = a.generate(ctx, st, t, ps, beat)
+		beat.stop()
+		if err != nil {
+			return a.fail(ctx, st, t, err)
+		}
+		t.Status = TurnAnswered
+	}
+	if err := st.Finish(a.Thread.ID, a.domain.FinishThreadID, usage); err != nil {
+		return a.fail(ctx, st, t, err)
+	}
+	return nil
+}
+
+// generate has the model write the answer from the numbered passages,
+// streaming it through the citation filter.
+func (a *Answer) generate(ctx context.Context, st aisdk.Stream, t *Turn, ps []passage, beat *heartbeat) (*aisdk.Usage, error) {
+	model, err := a.svc.model(a.domain.Model)
+	if err != nil {
+		return nil, err
+	}
+	genCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const textID = "txt_0"
+	opened := false
+	var answer strings.Builder
+	filter := newCiteFilter(len(ps), func(s string) error {
+		if !opened {
+			beat.stop()
+			t.FirstTextTime = time.Since(a.started)
+			if err := st.TextStart(textID); err != nil {
+				return err
+			}
+			opened = true
+		}
+		answer.WriteString(s)
+		return st.TextDelta(textID, s)
+	})
+	var writeErr error
+	resp, err := model.Chat(genCtx, llm.Request{
+		System:    systemPrompt(a.domain, a.req, ps),
+		Messages:  append(append([]llm.Message(nil), a.history...), llm.Message{Role: llm.RoleUser, Content: a.req.Question()}),
+		MaxTokens: maxAnswerTokens,
+	}, func(delta string) {
+		if writeErr != nil {
+			return
+		}
+		if err := filter.Write(delta); err != nil {
+			writeErr = err
+			cancel() // the client is gone: stop generating
+		}
+	})
+	if writeErr == nil {
+		writeErr = filter.Close()
+	}
+	t.Answer = answer.String()
+	t.InputTokens, t.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
+	if writeErr != nil {
+		return nil, writeErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", a.domain.Model, err)
+	}
+	if filter.dropped > 0 {
+		a.svc.log.InfoContext(ctx, "removed citation markers to passages not retrieved in this turn",
+			"domain", a.domain.ID, "thread", a.Thread.ID, "removed", filter.dropped)
+	}
+	return &aisdk.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}, nil
+}
+
+// maxAnswerTokens bounds one model answer.
+const maxAnswerTokens = 1500
+
+func isExtractive(model string) bool {
+	return model == "" || model == ModelExtractive || model == modelBuiltin
+}
+
+// writeText streams text pieces as one text block.
+func writeText(st aisdk.Stream, t *Turn, pieces ...string) error {
+	const id = "txt_0"
+	if err := st.TextStart(id); err != nil {
+		return err
+	}
+	var b strings.Builder
+	defer func() { t.Answer = b.String() }()
+	for _, p := range pieces {
+		b.WriteString(p)
+		if err := st.TextDelta(id, p); err != nil {
+			return err
+		}
+	}
+	return st.TextEnd(id)
+}
+
+// fail ends the answer after an error: in-band, unless the client is gone
+// or the stream is already closed.
+func (a *Answer) fail(ctx context.Context, st aisdk.Stream, t *Turn, err error) error {
+	t.Error = err.Error()
+	if ctx.Err() != nil {
+		t.Status = TurnCanceled
+		return nil //nolint:nilerr // the client left: nothing to report to it
+	}
+	t.Status = TurnFailed
+	a.svc.log.ErrorContext(ctx, "assistant answer failed", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)
+	if errors.Is(err, aisdk.ErrClosed) {
+		return nil
+	}
+	if st.Error(failedText) != nil {
+		// The client went away while we wrote: nothing more to do.
+		t.Status = TurnCanceled
+	}
+	return nil
+}
+
+// record stores the turn, even when the request's context has ended.
+func (a *Answer) record(ctx context.Context, t *Turn) {
+	t.TotalTime = time.Since(a.started)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := a.svc.threads.AddTurn(ctx, *t); err != nil {
+		a.svc.log.ErrorContext(ctx, "store assistant turn", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)
+	}
+	a.svc.log.InfoContext(ctx, "assistant answer", "domain", a.domain.ID, "thread", a.Thread.ID, "continued", a.Continued,
+		"status", t.Status, "model", t.Model, "sources", len(t.Sources), "retrieval", t.RetrievalTime, "first_text", t.FirstTextTime,
+		"total", t.TotalTime, "input_tokens", t.InputTokens, "output_tokens", t.OutputTokens)
+}
+
+// heartbeat writes keep-alives until stopped, so that proxies do not cut a
+// connection that is quiet while retrieval and the model work.
+type heartbeat struct {
+	done chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
+}
+
+func startHeartbeat(st aisdk.Stream, every time.Duration) *heartbeat {
+	h := &heartbeat{done: make(chan struct{})}
+	h.wg.Go(func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-h.done:
+				return
+			case <-tick.C:
+				if st.Heartbeat() != nil {
+					return
+				}
+			}
+		}
+	})
+	return h
+}
+
+// stop ends the keep-alives and waits until none is being written.
+func (h *heartbeat) stop() {
+	h.once.Do(func() { close(h.done) })
+	h.wg.Wait()
+}

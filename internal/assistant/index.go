@@ -1,0 +1,229 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// ProjectStore finds the project a domain answers from.
+type ProjectStore interface {
+	GetProject(ctx context.Context, id string) (tenant.Project, error)
+}
+
+// IndexerConfig is what an Indexer needs.
+type IndexerConfig struct {
+	Git      *gitcli.Git
+	Projects ProjectStore
+	Index    search.Index
+	// WorkDir holds the short-lived clones.
+	WorkDir string
+	// LookupEnv reads the forge tokens projects name; nil means
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	Log       *slog.Logger
+}
+
+// Indexer builds a domain's search index from its project's repository.
+type Indexer struct {
+	cfg IndexerConfig
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex // one build per domain at a time
+}
+
+// NewIndexer returns an Indexer.
+func NewIndexer(cfg IndexerConfig) *Indexer {
+	if cfg.LookupEnv == nil {
+		cfg.LookupEnv = os.LookupEnv
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Indexer{cfg: cfg, locks: map[string]*sync.Mutex{}}
+}
+
+// IndexResult says what one build read and did.
+type IndexResult struct {
+	Domain    string
+	ProjectID string
+	// Ref is the branch read; Commit the commit it pointed at ("" for a
+	// plain folder).
+	Ref    string
+	Commit string
+	search.BuildStats
+}
+
+// Index brings the domain's index up to date with its project's docs at
+// the domain's ref: a shallow clone of the repository (or, for a project
+// whose repository is a plain local folder, the folder itself), the docs
+// loaded from the project's docs root, and only the pages that changed
+// rewritten. Problems with the repository or the docs are apperr Conflict
+// errors that say what to fix.
+func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, error) {
+	lock := x.lock(d.ID)
+	lock.Lock()
+	defer lock.Unlock()
+
+	p, err := x.cfg.Projects.GetProject(ctx, d.ProjectID)
+	if err != nil {
+		return IndexResult{}, fmt.Errorf("index %s: project %s: %w", d.ID, d.ProjectID, err)
+	}
+	ref := d.Ref
+	if ref == "" {
+		ref = p.BaseRef
+	}
+	res := IndexResult{Domain: d.ID, ProjectID: p.ID, Ref: ref}
+	start := time.Now()
+
+	root := ""
+	if dir, ok := plainFolder(p.RepoURL); ok {
+		root = dir
+		res.Ref = ""
+	} else {
+		creds, err := credentials(p, x.cfg.LookupEnv)
+		if err != nil {
+			return IndexResult{}, err
+		}
+		if err := os.MkdirAll(x.cfg.WorkDir, 0o700); err != nil {
+			return IndexResult{}, fmt.Errorf("index %s: work directory: %w", d.ID, err)
+		}
+		tmp, err := os.MkdirTemp(x.cfg.WorkDir, "index-"+d.ID+"-*")
+		if err != nil {
+			return IndexResult{}, fmt.Errorf("index %s: work directory: %w", d.ID, err)
+		}
+		defer func() { _ = os.RemoveAll(tmp) }()
+		repo, err := x.cfg.Git.Clone(ctx, p.RepoURL, ref, filepath.Join(tmp, "repo"), creds)
+		if err != nil {
+			if ctx.Err() != nil {
+				return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, ctx.Err())
+			}
+			x.cfg.Log.WarnContext(ctx, "index: clone failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
+			return IndexResult{}, apperr.Wrap(err, apperr.Conflict,
+				"could not clone branch %q of the repository of project %s; check its repo, ref and token (the server log has git's message)", ref, p.ID)
+		}
+		if res.Commit, err = repo.HeadSHA(ctx); err != nil {
+			return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
+		}
+		root = repo.Dir
+	}
+
+	site, err := loadSite(root, p.DocsRoot)
+	if err != nil {
+		return IndexResult{}, apperr.Wrap(err, apperr.Conflict, "could not read the docs of project %s at docs root %q: %s", p.ID, p.DocsRoot, docsProblem(err))
+	}
+	stats, err := search.Build(ctx, x.cfg.Index, d.ID, site, d.SiteURL)
+	if err != nil {
+		return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
+	}
+	stats.Duration = time.Since(start)
+	res.BuildStats = stats
+	x.cfg.Log.InfoContext(ctx, "index built", "domain", d.ID, "project", p.ID, "ref", res.Ref, "commit", res.Commit,
+		"pages", stats.Pages, "chunks", stats.Chunks, "changed", stats.Changed, "removed", stats.Removed, "duration", stats.Duration)
+	return res, nil
+}
+
+func (x *Indexer) lock(domain string) *sync.Mutex {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	l, ok := x.locks[domain]
+	if !ok {
+		l = &sync.Mutex{}
+		x.locks[domain] = l
+	}
+	return l
+}
+
+// plainFolder reports whether repo is a local directory that is not a git
+// repository (neither a work tree nor a bare one): its files are read as
+// they are, with no clone and no ref.
+func plainFolder(repo string) (string, bool) {
+	if strings.Contains(repo, "://") {
+		return "", false
+	}
+	info, err := os.Stat(repo)
+	if err != nil || !info.IsDir() {
+		return "", false
+	}
+	for _, marker := range []string{".git", "HEAD"} {
+		if _, err := os.Stat(filepath.Join(repo, marker)); err == nil {
+			return "", false
+		}
+	}
+	abs, err := filepath.Abs(repo)
+	if err != nil {
+		return "", false
+	}
+	return abs, true
+}
+
+// loadSite reads the docs below dir/docsRoot through an os.Root, so that no
+// symbolic link in the repository leads the reader outside it.
+func loadSite(dir, docsRoot string) (*docs.Site, error) {
+	if docsRoot == "" {
+		docsRoot = "."
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer func() { _ = root.Close() }()
+	sub, err := root.OpenRoot(filepath.FromSlash(docsRoot))
+	if err != nil {
+		return nil, fmt.Errorf("open docs root %s: %w", docsRoot, err)
+	}
+	defer func() { _ = sub.Close() }()
+	return docs.Load(sub.FS())
+}
+
+// docsProblem says what is wrong with the docs without naming server paths.
+func docsProblem(err error) string {
+	var ce *docs.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Error()
+	case errors.Is(err, fs.ErrNotExist):
+		return "there is no docs.json or mint.json there"
+	}
+	return "the files could not be read"
+}
+
+// credentials reads the project's forge token from the variable or file it
+// names; a project that names none clones without.
+func credentials(p tenant.Project, lookupEnv func(string) (string, bool)) (*gitcli.Credentials, error) {
+	var token string
+	switch {
+	case p.TokenEnv != "":
+		v, ok := lookupEnv(p.TokenEnv)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil, apperr.New(apperr.Conflict, "the token variable %s named by project %s is not set", p.TokenEnv, p.ID)
+		}
+		token = strings.TrimSpace(v)
+	case p.TokenFile != "":
+		b, err := os.ReadFile(p.TokenFile)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Conflict, "the token file named by project %s could not be read", p.ID)
+		}
+		token = strings.TrimSpace(string(b))
+	default:
+		return nil, nil
+	}
+	user := "x-access-token"
+	if p.ForgeKind == tenant.ForgeGitLab {
+		user = "oauth2"
+	}
+	return &gitcli.Credentials{Username: user, Password: token}, nil
+}

@@ -1,0 +1,323 @@
+package assistant
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/docsmith/docsmith/internal/aisdk"
+	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/search"
+)
+
+// Sizes of what goes to the model and into extractive answers.
+const (
+	maxHistoryTurns    = 5    // earlier question/answer pairs
+	maxHistoryChars    = 4000 // per earlier message
+	maxContextChars    = 4000 // per context item
+	maxExtractive      = 3    // passages quoted without a model
+	maxExtractiveChars = 900  // per quoted passage
+	// shortQuestion is the number of words up to which a follow-up ("and
+	// on Windows?") is searched together with the question before it.
+	shortQuestion = 4
+)
+
+// retrieve finds the turn's passages: the question, with the context values
+// and, for a short follow-up, the previous question as extra query text,
+// filtered, the current page boosted. Passages are numbered from 1, best
+// first; none means nothing relevant was found.
+func (a *Answer) retrieve(ctx context.Context) ([]passage, error) {
+	q := a.req.Question()
+	var extra []string
+	for _, c := range a.req.Context {
+		if v := strings.TrimSpace(c.Value); v != "" {
+			extra = append(extra, v)
+		}
+	}
+	if prev := previousQuestion(a.req.Messages); prev != "" && len(strings.Fields(q)) <= shortQuestion {
+		extra = append(extra, prev)
+	}
+	hits, err := a.svc.retriever.Retrieve(ctx, a.domain.ID, search.Request{
+		Query:       q,
+		Context:     extra,
+		CurrentPath: a.req.CurrentPath,
+		PageSize:    a.req.PageSize,
+		Filter:      a.req.Filter,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve passages: %w", err)
+	}
+	return a.svc.passages(a.domain.SiteURL, hits), nil
+}
+
+// passages keeps the relevant hits: none when even the best is below the
+// minimum score, else every hit scoring at least half of it. Hits with the
+// same link (parts of one long section) become one passage.
+func (s *Service) passages(siteURL string, hits []search.Hit) []passage {
+	if len(hits) == 0 || hits[0].Score < s.minScore {
+		return nil
+	}
+	var out []passage
+	byURL := map[string]int{}
+	for _, h := range hits {
+		if h.Score < s.minScore/2 {
+			continue
+		}
+		url := citeURL(siteURL, h.PagePath, h.Anchor)
+		if i, ok := byURL[url]; ok {
+			out[i].text += "\n" + chunkText(h)
+			continue
+		}
+		byURL[url] = len(out)
+		out = append(out, passage{n: len(out) + 1, hit: h, url: url, title: citeTitle(h), text: chunkText(h)})
+	}
+	return out
+}
+
+// chunkText is a chunk's text without the overlap it repeats from the chunk
+// before it.
+func chunkText(h search.Hit) string {
+	text := h.Text
+	if h.Overlap > 0 && h.Overlap < len(text) {
+		text = strings.TrimLeft(text[h.Overlap:], "\n")
+	}
+	return strings.TrimSpace(text)
+}
+
+// citeURL links a passage: the site URL, the page path and the heading's
+// anchor. Without a site URL the link is site-relative, which is what a
+// widget on the site itself needs. An "index" page is its folder.
+func citeURL(siteURL, pagePath, anchor string) string {
+	p := strings.TrimPrefix(pagePath, "/")
+	switch {
+	case p == "index":
+		p = ""
+	case strings.HasSuffix(p, "/index"):
+		p = strings.TrimSuffix(p, "/index")
+	}
+	u := strings.TrimRight(siteURL, "/") + "/" + p
+	if anchor != "" {
+		u += "#" + anchor
+	}
+	return u
+}
+
+// citeTitle is "Page title › Heading", or the page title alone for the
+// page's top.
+func citeTitle(h search.Hit) string {
+	title := h.PageTitle
+	if title == "" {
+		title = h.PagePath
+	}
+	if h.Heading != "" && h.Heading != title {
+		return title + " › " + h.Heading
+	}
+	return title
+}
+
+// bestPassages are what an extractive answer quotes: the best passage, and
+// the next ones while they score at least half as well, up to three.
+func bestPassages(ps []passage) []passage {
+	out := ps[:1]
+	for _, p := range ps[1:] {
+		if len(out) == maxExtractive || p.hit.Score < ps[0].hit.Score/2 {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// extractiveText quotes the passages, each under its title and marker, as
+// pieces to stream. A passage longer than maxExtractiveChars is cut to the
+// lines around the one that shares most words with the question.
+func extractiveText(ps []passage, question string) []string {
+	words := queryWords(question)
+	pieces := []string{"These passages of the documentation match your question best:\n\n"}
+	for i, p := range ps {
+		var b strings.Builder
+		fmt.Fprintf(&b, "**%s** [%d]\n\n", p.title, p.n)
+		for _, line := range excerpt(p.text, words, maxExtractiveChars) {
+			if line = strings.TrimRight(line, " \t"); line == "" {
+				b.WriteString(">\n")
+				continue
+			}
+			b.WriteString("> " + line + "\n")
+		}
+		if i < len(ps)-1 {
+			b.WriteString("\n")
+		}
+		pieces = append(pieces, b.String())
+	}
+	return pieces
+}
+
+// excerpt returns text's lines, or, when it is longer than max bytes, the
+// line that matches most question words (the shortest of equals: a heading
+// says most with least), the line before it when that is a heading, and as
+// many following lines as fit, "…" marking what was left out.
+func excerpt(text string, words []string, max int) []string {
+	lines := strings.Split(text, "\n")
+	if len(text) <= max {
+		return lines
+	}
+	best, bestScore := 0, 0
+	for i, l := range lines {
+		n := matches(l, words)
+		if n > bestScore || n == bestScore && n > 0 && len(l) < len(lines[best]) {
+			best, bestScore = i, n
+		}
+	}
+	from := best
+	if best > 0 && len(lines[best-1]) <= maxHeading {
+		from = best - 1
+	}
+	size := 0
+	to := from
+	for to < len(lines) && (to == from || size+len(lines[to])+1 <= max) {
+		size += len(lines[to]) + 1
+		to++
+	}
+	out := append([]string(nil), lines[from:to]...)
+	if len(out) == 1 && len(out[0]) > max {
+		out[0] = clip(out[0], max)
+	}
+	if from > 0 {
+		out = append([]string{"…"}, out...)
+	}
+	if to < len(lines) {
+		out = append(out, "…")
+	}
+	return out
+}
+
+// maxHeading is the length up to which a line is taken for a heading.
+const maxHeading = 80
+
+// queryWords are the question's words that carry meaning, cut to a crude
+// stem ("excluding" and "exclude" meet at "exclu").
+func queryWords(q string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len([]rune(w)) < 3 || commonWords[w] {
+			continue
+		}
+		if r := []rune(w); len(r) > 5 {
+			w = string(r[:5])
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// matches counts the words that occur in line.
+func matches(line string, words []string) int {
+	l := strings.ToLower(line)
+	n := 0
+	for _, w := range words {
+		if strings.Contains(l, w) {
+			n++
+		}
+	}
+	return n
+}
+
+var commonWords = map[string]bool{
+	"the": true, "and": true, "how": true, "what": true, "does": true, "with": true, "for": true, "you": true, "can": true,
+	"from": true, "this": true, "that": true, "are": true, "not": true, "but": true, "when": true, "which": true, "who": true,
+	"why": true, "where": true, "into": true, "about": true, "there": true, "their": true, "your": true, "have": true, "has": true,
+	"was": true, "were": true, "will": true, "should": true, "would": true, "could": true, "use": true, "using": true,
+}
+
+// clip shortens text to about max bytes, at a line (else a word) boundary.
+func clip(text string, max int) string {
+	if len(text) <= max {
+		return text
+	}
+	cut := text[:max]
+	if i := strings.LastIndexByte(cut, '\n'); i > max/2 {
+		return cut[:i] + "\n…"
+	}
+	if i := strings.LastIndexByte(cut, ' '); i > max/2 {
+		return cut[:i] + " …"
+	}
+	for len(cut) > 0 && cut[len(cut)-1]&0xC0 == 0x80 {
+		cut = cut[:len(cut)-1] // do not split a UTF-8 sequence
+	}
+	if len(cut) > 0 && cut[len(cut)-1] >= 0xC0 {
+		cut = cut[:len(cut)-1]
+	}
+	return cut + "…"
+}
+
+// previousQuestion is the user's question before the last one, if any.
+func previousQuestion(msgs []aisdk.Message) string {
+	for i := len(msgs) - 2; i >= 0; i-- {
+		if msgs[i].Role == "user" && strings.TrimSpace(msgs[i].Text) != "" {
+			return strings.TrimSpace(msgs[i].Text)
+		}
+	}
+	return ""
+}
+
+// historyFromMessages is the conversation before the question, as the model
+// sees it: user and assistant messages only (a client cannot smuggle in
+// system instructions), the last few, earlier citation markers removed.
+func historyFromMessages(msgs []aisdk.Message) []llm.Message {
+	var out []llm.Message
+	for _, m := range msgs {
+		text := strings.TrimSpace(m.Text)
+		if text == "" {
+			continue
+		}
+		switch m.Role {
+		case "user":
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: clip(text, maxHistoryChars)})
+		case "assistant":
+			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: clip(stripMarkers(text), maxHistoryChars)})
+		}
+	}
+	return trimHistory(out)
+}
+
+// historyFromTurns is a stored thread as conversation.
+func historyFromTurns(turns []Turn) []llm.Message {
+	var out []llm.Message
+	for _, t := range turns {
+		if t.Question == "" || t.Answer == "" || t.Status == TurnFailed {
+			continue
+		}
+		out = append(out,
+			llm.Message{Role: llm.RoleUser, Content: clip(t.Question, maxHistoryChars)},
+			llm.Message{Role: llm.RoleAssistant, Content: clip(stripMarkers(t.Answer), maxHistoryChars)})
+	}
+	return trimHistory(out)
+}
+
+// trimHistory keeps the last turns, starting with a user message as the
+// providers want.
+func trimHistory(msgs []llm.Message) []llm.Message {
+	if n := 2 * maxHistoryTurns; len(msgs) > n {
+		msgs = msgs[len(msgs)-n:]
+	}
+	for len(msgs) > 0 && msgs[0].Role != llm.RoleUser {
+		msgs = msgs[1:]
+	}
+	// Two messages of one role in a row (an assistant message the client
+	// dropped) are merged, which every provider accepts.
+	var out []llm.Message
+	for _, m := range msgs {
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			out[n-1].Content += "\n\n" + m.Content
+			continue
+		}
+		out = append(out, m)
+	}
+	// The question follows as a user message: the history must end with
+	// the assistant.
+	if n := len(out); n > 0 && out[n-1].Role == llm.RoleUser {
+		out = out[:n-1]
+	}
+	return out
+}

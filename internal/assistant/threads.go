@@ -1,0 +1,117 @@
+package assistant
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Thread is one conversation with a domain's assistant. Its id is the
+// threadId the clients send back to continue it.
+type Thread struct {
+	ID     string
+	Domain string
+	OrgID  string
+	// FP is the fingerprint ("anonymous" or a user id) of the request that
+	// started the thread; each turn keeps its own.
+	FP        string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Turn statuses.
+const (
+	// TurnAnswered: an answer from the passages (model or extractive).
+	TurnAnswered = "answered"
+	// TurnNotCovered: nothing relevant was found; the answer said so.
+	TurnNotCovered = "not_covered"
+	// TurnFailed: retrieval or the model failed; the client got an error.
+	TurnFailed = "failed"
+	// TurnCanceled: the client went away before the answer ended.
+	TurnCanceled = "canceled"
+)
+
+// Turn is one question of a thread with its answer.
+type Turn struct {
+	ThreadID string
+	// Seq numbers the turns of a thread from 1; AddTurn assigns it.
+	Seq       int
+	MessageID string
+	FP        string
+	Question  string
+	// Answer is the text the client received (markers to passages of other
+	// turns already removed).
+	Answer string
+	// Sources are the citations sent before the answer.
+	Sources []TurnSource
+	Model   string
+	Status  string
+	// Error is what went wrong, for the log and the operator; the client
+	// saw a generic message.
+	Error        string
+	InputTokens  int
+	OutputTokens int
+	// Timings of the turn, from the request's arrival.
+	RetrievalTime time.Duration
+	FirstTextTime time.Duration
+	TotalTime     time.Duration
+	CreatedAt     time.Time
+}
+
+// TurnSource is a citation as it was sent.
+type TurnSource struct {
+	ID    string  `json:"id"`
+	URL   string  `json:"url"`
+	Title string  `json:"title"`
+	Path  string  `json:"path"`
+	Score float64 `json:"score"`
+}
+
+// ThreadStore keeps threads and their turns. GetThread returns an apperr
+// NotFound error for an unknown id.
+type ThreadStore interface {
+	CreateThread(ctx context.Context, t Thread) error
+	GetThread(ctx context.Context, id string) (Thread, error)
+	// AddTurn appends a turn to its thread, assigning Seq, and touches the
+	// thread's UpdatedAt. It returns the Seq assigned.
+	AddTurn(ctx context.Context, t Turn) (int, error)
+	// RecentTurns returns the last limit turns of a thread, oldest first.
+	RecentTurns(ctx context.Context, threadID string, limit int) ([]Turn, error)
+}
+
+// maxThreadIDLen bounds what is looked up: a longer id is not one of ours.
+const maxThreadIDLen = 64
+
+// newID returns prefix and 128 random bits in hex.
+func newID(prefix string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return prefix + hex.EncodeToString(b)
+}
+
+// resolveThread continues the thread id names when it belongs to the
+// domain, and otherwise starts a new one. A missing, unknown or foreign id
+// all look the same to the caller: a new thread, never a hint that the id
+// exists elsewhere.
+func (s *Service) resolveThread(ctx context.Context, d tenant.Domain, id, fp string) (Thread, bool, error) {
+	if id != "" && len(id) <= maxThreadIDLen {
+		t, err := s.threads.GetThread(ctx, id)
+		switch {
+		case err == nil && t.Domain == d.ID && t.OrgID == d.OrgID:
+			return t, true, nil
+		case err != nil && !apperr.Is(err, apperr.NotFound):
+			return Thread{}, false, fmt.Errorf("look up thread: %w", err)
+		}
+	}
+	now := s.now()
+	t := Thread{ID: newID("thr_"), Domain: d.ID, OrgID: d.OrgID, FP: fp, CreatedAt: now, UpdatedAt: now}
+	if err := s.threads.CreateThread(ctx, t); err != nil {
+		return Thread{}, false, fmt.Errorf("create thread: %w", err)
+	}
+	return t, false, nil
+}

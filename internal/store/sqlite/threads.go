@@ -1,0 +1,106 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/assistant"
+)
+
+var _ assistant.ThreadStore = (*Store)(nil)
+
+// CreateThread stores a new assistant thread.
+func (s *Store) CreateThread(ctx context.Context, t assistant.Thread) error {
+	return s.insert(ctx, "thread", t.ID,
+		`INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		t.ID, t.Domain, t.OrgID, t.FP, toMicros(t.CreatedAt), toMicros(t.UpdatedAt))
+}
+
+// GetThread returns a thread.
+func (s *Store) GetThread(ctx context.Context, id string) (assistant.Thread, error) {
+	t := assistant.Thread{ID: id}
+	var created, updated int64
+	err := s.read.QueryRowContext(ctx, `SELECT domain, org_id, fp, created_at, updated_at FROM threads WHERE id = ?`, id).
+		Scan(&t.Domain, &t.OrgID, &t.FP, &created, &updated)
+	if err != nil {
+		return assistant.Thread{}, notFoundOr(err, "thread", id)
+	}
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return t, nil
+}
+
+// AddTurn appends a turn to its thread under the next sequence number and
+// touches the thread.
+func (s *Store) AddTurn(ctx context.Context, t assistant.Turn) (int, error) {
+	sources := t.Sources
+	if sources == nil {
+		sources = []assistant.TurnSource{}
+	}
+	srcJSON, err := json.Marshal(sources)
+	if err != nil {
+		return 0, fmt.Errorf("encode turn sources: %w", err)
+	}
+	var seq int
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = ?`, t.ThreadID).Scan(&seq); err != nil {
+			return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, toMicros(t.CreatedAt), t.ThreadID)
+		if err := updated(res, err, "thread", t.ThreadID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
+    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, string(srcJSON), t.Model, t.Status, t.Error,
+			t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
+			toMicros(t.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+// RecentTurns returns a thread's last limit turns, oldest first.
+func (s *Store) RecentTurns(ctx context.Context, threadID string, limit int) ([]assistant.Turn, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT seq, message_id, fp, question, answer, sources, model, status, error,
+    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at
+FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list turns of thread %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var out []assistant.Turn
+	for rows.Next() {
+		t := assistant.Turn{ThreadID: threadID}
+		var sources string
+		var retrieval, firstText, total, created int64
+		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Error,
+			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &created); err != nil {
+			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
+		}
+		if err := json.Unmarshal([]byte(sources), &t.Sources); err != nil {
+			return nil, fmt.Errorf("decode sources of turn %d of thread %s: %w", t.Seq, threadID, err)
+		}
+		t.RetrievalTime = time.Duration(retrieval) * time.Microsecond
+		t.FirstTextTime = time.Duration(firstText) * time.Microsecond
+		t.TotalTime = time.Duration(total) * time.Microsecond
+		t.CreatedAt = fromMicros(created)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list turns of thread %s: %w", threadID, err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
