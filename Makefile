@@ -26,8 +26,30 @@ run: build ## Serve on 127.0.0.1:8080 with SQLite in ./data (prints demo keys on
 gitea: ## Build the Gitea server the forge tests run against (once, cached)
 	@./scripts/build-gitea.sh >/dev/null
 
+AISDK_DIR   := clients/aisdk
+AISDK_STAMP := $(AISDK_DIR)/node_modules/.installed
+
+.PHONY: aisdk-clients
+aisdk-clients: $(AISDK_STAMP) ## Install the AI SDK chat clients the assistant tests drive (npm ci in clients/aisdk, once)
+
+# Reinstalled only when package.json or the lock file changed. Without npm
+# the install is skipped (and TestAISDKClients with it), except in CI.
+$(AISDK_STAMP): $(AISDK_DIR)/package.json $(AISDK_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(AISDK_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	elif [ -n "$$CI" ] && [ "$$CI" != false ]; then \
+		echo "npm is needed to install the AI SDK clients in $(AISDK_DIR)"; exit 1; \
+	else \
+		echo "npm not found: the AI SDK client tests will be skipped"; \
+	fi
+
+# The PostgreSQL and Redis tests (scale-out) run when these name a server,
+# and fail if it does not answer; .ci/run sets them. Unset, they are skipped.
+#   DOCSMITH_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+#   DOCSMITH_TEST_REDIS_URL=redis://127.0.0.1:6379/0
+
 .PHONY: test
-test: gitea ## Run every test (what CI runs)
+test: gitea aisdk-clients ## Run every test (what CI runs); PostgreSQL and Redis ones need DOCSMITH_TEST_DATABASE_URL and DOCSMITH_TEST_REDIS_URL
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" $(GO) test -race -count=1 ./...
 
 .PHONY: test-short
@@ -37,10 +59,11 @@ test-short: ## Run the quick tests only (no Gitea)
 .PHONY: fuzz
 fuzz: ## Fuzz the request and key parsers for a short while each
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodePromptBody -fuzztime 20s
+	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzParseAssistantBody -fuzztime 20s
 	$(GO) test ./internal/apikey -run '^$$' -fuzz FuzzParse -fuzztime 20s
 
 .PHONY: bench
-bench: ## Job create+get over HTTP at 32 concurrent clients on SQLite
+bench: ## Job create+get over HTTP at 32 concurrent clients, SQLite against PostgreSQL (with the DOCSMITH_TEST_* servers)
 	$(GO) test ./internal/app -run '^$$' -bench BenchmarkJobCreateGet -benchtime 5000x
 
 CORPORA ?= ../shared/corpora

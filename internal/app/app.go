@@ -26,7 +26,6 @@ import (
 	"github.com/docsmith/docsmith/internal/httpapi"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/ratelimit"
-	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -42,7 +41,7 @@ type Main struct {
 	// LookupEnv reads the forge tokens projects name; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 
-	store    *sqlite.Store
+	backend  *Backend
 	api      *httpapi.Server
 	http     *http.Server
 	listener net.Listener
@@ -68,26 +67,30 @@ func (m *Main) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("docsmith needs git: %w", err)
 	}
-	store, err := sqlite.Open(ctx, m.Config.DataDir)
+	b, err := OpenBackend(ctx, m.Config, m.Log)
 	if err != nil {
-		return fmt.Errorf("open store in %s: %w", m.Config.DataDir, err)
+		return err
 	}
-	m.store = store
-	tenants := tenant.NewService(store, m.Now)
-	if m.Config.Demo {
-		if err := createDemo(ctx, tenants, git, m.Config, m.Out); err != nil {
-			_ = store.Close()
+	m.backend = b
+	store := b.Local // search indexes and threads (and, with SQLite, everything)
+	tenants := tenant.NewService(b.Tenants, m.Now)
+	indexer := NewIndexer(m.Config, git, b.Tenants, store, m.LookupEnv, m.Log)
+	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
+		if err := createDemo(ctx, tenants, git, indexer, m.Config, m.Out); err != nil {
+			_ = b.Close()
 			return fmt.Errorf("create demo organization: %w", err)
 		}
 	}
 
-	hub := agentjob.NewHub()
+	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.api = httpapi.New(httpapi.Deps{
-		Tenants: tenants,
-		Jobs:    agentjob.NewService(store, hub, m.Now),
-		Limiter: ratelimit.New(store, m.Now),
+		Tenants:   tenants,
+		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
+		Assistant: m.newAssistant(store),
+		Indexer:   indexer,
+		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
 			AgentPerProjectHour:  m.Config.Limits.AgentPerProjectHour,
 			AssistantPerKeyMonth: m.Config.Limits.AssistantPerKeyMonth,
@@ -96,7 +99,7 @@ func (m *Main) Start(ctx context.Context) error {
 		},
 		Log:            m.Log,
 		Registry:       registry,
-		Ready:          store.Ping,
+		Ready:          b.Ping,
 		MaxBodyBytes:   m.Config.MaxBodyBytes,
 		TrustedProxies: m.Config.TrustedProxies,
 	})
@@ -104,7 +107,7 @@ func (m *Main) Start(ctx context.Context) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", m.Config.Addr)
 	if err != nil {
-		_ = store.Close()
+		_ = b.Close()
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
 	m.listener = ln
@@ -112,7 +115,7 @@ func (m *Main) Start(ctx context.Context) error {
 	baseCtx, stopBase := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopBase = stopBase
 	m.http = &http.Server{
-		Handler:           m.api.Handler(),
+		Handler:           forRole(m.Config.Role, m.api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -126,7 +129,8 @@ func (m *Main) Start(ctx context.Context) error {
 		}
 	})
 
-	if m.Config.Workers > 0 {
+	b.Start(ctx)
+	if runsWorkers(m.Config) {
 		host, _ := os.Hostname()
 		m.workerID = fmt.Sprintf("%s/%d/%d", host, os.Getpid(), m.Now().UnixNano())
 		runner := m.Runner
@@ -141,12 +145,12 @@ func (m *Main) Start(ctx context.Context) error {
 			MaxAttempts:   m.Config.TurnMaxAttempts,
 			TurnTimeout:   m.Config.TurnTimeout,
 			ShutdownGrace: m.Config.ShutdownTimeout,
-		}, store, store, runner, hub, m.Log, m.Now)
+		}, b.Jobs, b.Tenants, runner, hub, m.Log, m.Now)
 		poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
 		m.stopPool = stopPool
 		m.wg.Go(func() { pool.Run(poolCtx) })
 	}
-	m.Log.Info("docsmith started", "addr", ln.Addr().String(), "data_dir", m.Config.DataDir, "workers", m.Config.Workers)
+	m.Log.Info("docsmith started", "addr", ln.Addr().String(), "data_dir", m.Config.DataDir, "backend", b.Kind, "role", m.Config.Role, "workers", m.Config.Workers)
 	return nil
 }
 
@@ -169,7 +173,7 @@ func (m *Main) Shutdown(ctx context.Context) error {
 		httpErr = fmt.Errorf("http shutdown: %w", errors.Join(httpErr, m.http.Close()))
 	}
 	m.wg.Wait()
-	err := errors.Join(httpErr, m.store.Close())
+	err := errors.Join(httpErr, m.backend.Close())
 	m.Log.Info("docsmith stopped")
 	return err
 }

@@ -16,8 +16,12 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/store/postgres"
+	"github.com/docsmith/docsmith/internal/store/storetest"
+	"github.com/docsmith/docsmith/internal/tenant"
 )
 
 // benchClients is how many clients drive the server at once.
@@ -31,24 +35,69 @@ func (benchRunner) RunTurn(context.Context, agentjob.Turn, agentjob.Progress) (a
 	return agentjob.TurnOutcome{Summary: "nothing to do"}, nil
 }
 
-// BenchmarkJobCreateGet measures the agent API end to end: a real Main on
-// SQLite in a temp dir, with workers running turns, over real HTTP from 32
-// concurrent clients. Each iteration is one create and one get of that job.
+// BenchmarkJobCreateGet measures the agent API end to end: a real Main with
+// workers running turns, over real HTTP from 32 concurrent clients. Each
+// iteration is one create and one get of that job. The sub-benchmarks are
+// the backends: SQLite in a temp dir, and (with DOCSMITH_TEST_DATABASE_URL
+// and DOCSMITH_TEST_REDIS_URL set) PostgreSQL on a fresh schema, with the
+// rate limits in PostgreSQL or in Redis.
 //
 //	go test ./internal/app -run '^$' -bench BenchmarkJobCreateGet -benchtime 5000x
 func BenchmarkJobCreateGet(b *testing.B) {
-	dir, key := crashSetup(b)
+	b.Run("backend=sqlite", func(b *testing.B) {
+		dir, key := crashSetup(b)
+		benchJobCreateGet(b, key, map[string]string{"DOCSMITH_DATA_DIR": dir})
+	})
+	b.Run("backend=postgres", func(b *testing.B) {
+		dbURL := storetest.PostgresURL(b)
+		benchJobCreateGet(b, benchSeedPostgres(b, dbURL), map[string]string{"DOCSMITH_DATABASE_URL": dbURL})
+	})
+	b.Run("backend=postgres+redis", func(b *testing.B) {
+		dbURL := storetest.PostgresURL(b)
+		redisURL, _ := storetest.RedisURL(b)
+		benchJobCreateGet(b, benchSeedPostgres(b, dbURL), map[string]string{"DOCSMITH_DATABASE_URL": dbURL, "DOCSMITH_REDIS_URL": redisURL})
+	})
+}
+
+// benchSeedPostgres creates the organization, project and key of the
+// benchmark in PostgreSQL and returns the key.
+func benchSeedPostgres(b *testing.B, dbURL string) string {
+	b.Helper()
+	store, err := postgres.Open(b.Context(), dbURL, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	storetest.DeleteRedisKeysAtEnd(b, "{docsmith:"+store.Name()+"}:")
+	tenants := tenant.NewService(store, func() time.Time { return time.Now().UTC() })
+	if _, err := tenants.CreateOrg(b.Context(), "acme"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tenants.CreateProject(b.Context(), tenant.Project{ID: crashProject, OrgID: "acme", RepoURL: "/srv/docs"}); err != nil {
+		b.Fatal(err)
+	}
+	_, key, err := tenants.CreateKey(b.Context(), "acme", apikey.Admin, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return key
+}
+
+func benchJobCreateGet(b *testing.B, key string, extra map[string]string) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	loader := config.Bind(fs, true)
 	if err := fs.Parse(nil); err != nil {
 		b.Fatal(err)
 	}
 	settings := map[string]string{
-		"DOCSMITH_DATA_DIR":                     dir,
+		"DOCSMITH_DATA_DIR":                     b.TempDir(),
 		"DOCSMITH_ADDR":                         "127.0.0.1:0",
 		"DOCSMITH_DEMO":                         "false",
 		"DOCSMITH_WORKERS":                      "4",
 		"DOCSMITH_LIMIT_AGENT_PER_PROJECT_HOUR": "1000000000",
+	}
+	for k, v := range extra {
+		settings[k] = v
 	}
 	cfg, err := loader.Load(func(k string) (string, bool) { v, ok := settings[k]; return v, ok })
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/apikey"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -19,12 +20,19 @@ import (
 const (
 	DemoOrg     = "demo"
 	DemoProject = "demo"
+	DemoDomain  = "demo"
 )
+
+// demoIndexer builds the demo domain's search index.
+type demoIndexer interface {
+	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
+}
 
 // createDemo gives a fresh install something to try: on the first start with
 // an empty store it creates an organization, a project, and one key of each
-// kind, and prints the keys (once) with commands to paste.
-func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, cfg config.Config, out io.Writer) error {
+// kind, and an assistant domain over the project, indexed, and prints the
+// keys (once) with commands to paste.
+func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, indexer demoIndexer, cfg config.Config, out io.Writer) error {
 	orgs, err := tenants.Store().ListOrgs(ctx)
 	if err != nil || len(orgs) > 0 {
 		return err
@@ -47,17 +55,30 @@ func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, c
 	if err != nil {
 		return err
 	}
+	// Any origin may call the demo assistant from a browser: it has only
+	// the sample docs to tell.
+	domain, err := tenants.CreateDomain(ctx, tenant.Domain{ID: DemoDomain, OrgID: DemoOrg, ProjectID: project.ID, AllowedOrigins: []string{"*"}, FinishThreadID: true})
+	if err != nil {
+		return err
+	}
+	indexed := "The demo domain's search index was built from the sample docs"
+	if res, err := indexer.Index(ctx, domain); err != nil {
+		indexed = fmt.Sprintf("Building the demo domain's search index failed (%v); run 'docsmith index %s' to retry", err, DemoDomain)
+	} else {
+		indexed += fmt.Sprintf(" (%d pages, %d passages)", res.Pages, res.Chunks)
+	}
 	_, admin, err := tenants.CreateKey(ctx, DemoOrg, apikey.Admin, "demo admin")
 	if err != nil {
 		return err
 	}
-	_, assistant, err := tenants.CreateKey(ctx, DemoOrg, apikey.Assistant, "demo assistant")
+	_, assistantKey, err := tenants.CreateKey(ctx, DemoOrg, apikey.Assistant, "demo assistant")
 	if err != nil {
 		return err
 	}
 	base := "http://" + strings.Replace(cfg.Addr, "0.0.0.0", "127.0.0.1", 1)
 	fmt.Fprintf(out, `
-docsmith: first start, so a demo organization %q with project %q was created.
+docsmith: first start, so a demo organization %q with project %q and
+assistant domain %q was created.
 These keys are shown once; only their hashes are stored.
 
   admin key (agent endpoints):          %s
@@ -78,10 +99,23 @@ with the builtin model, which needs no LLM. Create an agent job, then follow it:
 The job's branch appears in the sample repository:
   git --git-dir %s log --oneline --all
 
-`, DemoOrg, project.ID, admin, assistant, repo,
+%s. Ask the assistant (extractive: it
+quotes and cites the docs; set a domain model like openai/NAME for written answers):
+
+  curl -sN -X POST %s/discovery/v2/assistant/%s/message \
+    -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
+    -d '{"fp": "anonymous", "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "How do I preview my site?"}]}]}'
+
+After the docs change, rebuild the index (only changed pages are rewritten):
+
+  curl -s -X POST %s/v2/domains/%s/index -H 'Authorization: Bearer %s'
+
+`, DemoOrg, project.ID, domain.ID, admin, assistantKey, repo,
 		base, project.ID, admin,
 		base, project.ID, admin,
 		base, project.ID, admin,
-		base, project.ID, admin, repo)
+		base, project.ID, admin, repo,
+		indexed, base, domain.ID, assistantKey,
+		base, domain.ID, admin)
 	return nil
 }

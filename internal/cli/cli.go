@@ -16,7 +16,6 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/config"
-	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -49,6 +48,7 @@ Usage:
   docsmith key list [--org ORG] | key revoke --org ORG KEY_ID
   docsmith apply FILE                                              create what a set-up file describes
   docsmith eval retrieval --corpus DIR --questions FILE            measure retrieval on a docs site
+  docsmith index DOMAIN [--data DIR]                               build or refresh a domain's search index
   docsmith job create --project P "INSTRUCTION" [--watch] | job get|watch --project P JOB_ID | job list --project P
                                                                    agent jobs over HTTP (--url, --key or DOCSMITH_URL, DOCSMITH_API_KEY)
   docsmith version
@@ -126,6 +126,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return apply(ctx, rest, env)
 	case "eval retrieval":
 		return evalRetrieval(ctx, rest, env)
+	case "index":
+		return indexDomain(ctx, rest, env)
 	case "version":
 		fmt.Fprintln(env.Stdout, "docsmith", Version)
 		return nil
@@ -174,12 +176,12 @@ func withStore(ctx context.Context, name string, args []string, env Env, define 
 	if err != nil {
 		return err
 	}
-	store, err := sqlite.Open(ctx, cfg.DataDir)
+	b, err := app.OpenBackend(ctx, cfg, cfg.Logger(env.Stderr))
 	if err != nil {
 		return err
 	}
-	defer func() { _ = store.Close() }()
-	return fn(tenant.NewService(store, now), positional)
+	defer func() { _ = b.Close() }()
+	return fn(tenant.NewService(b.Tenants, now), positional)
 }
 
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

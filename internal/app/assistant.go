@@ -1,0 +1,53 @@
+package app
+
+import (
+	"log/slog"
+	"path/filepath"
+
+	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/search"
+)
+
+// assistantStore is what the assistant keeps its state in: the domains'
+// search indexes and the threads.
+type assistantStore interface {
+	search.Index
+	assistant.ThreadStore
+}
+
+// newAssistant is the assistant over the store's indexes and threads, with
+// the configured model providers.
+func (m *Main) newAssistant(store assistantStore) *assistant.Service {
+	models := llm.Config{
+		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
+		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
+		AnthropicBaseURL: m.Config.Models.AnthropicBaseURL,
+		AnthropicAPIKey:  m.Config.Models.AnthropicAPIKey,
+		CallTimeout:      m.Config.Models.CallTimeout,
+		Log:              m.Log,
+	}
+	return assistant.New(assistant.Config{
+		Index:     store,
+		Threads:   store,
+		OpenModel: func(name string) (llm.Model, error) { return llm.Open(name, models) },
+		Log:       m.Log,
+		Now:       m.Now,
+	})
+}
+
+// NewIndexer returns the indexer of a server and of 'docsmith index': it
+// finds projects in projects and writes index; its short-lived clones go to
+// DATA_DIR/index-work, and it reads the tokens projects name with lookupEnv.
+func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectStore, index search.Index, lookupEnv func(string) (string, bool), log *slog.Logger) *assistant.Indexer {
+	return assistant.NewIndexer(assistant.IndexerConfig{
+		Git:       git,
+		Projects:  projects,
+		Index:     index,
+		WorkDir:   filepath.Join(cfg.DataDir, "index-work"),
+		LookupEnv: lookupEnv,
+		Log:       log,
+	})
+}

@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/ratelimit"
+	redislimit "github.com/docsmith/docsmith/internal/ratelimit/redis"
+	"github.com/docsmith/docsmith/internal/store/postgres"
+	"github.com/docsmith/docsmith/internal/store/sqlite"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Backend kinds.
+const (
+	BackendSQLite   = "sqlite"
+	BackendPostgres = "postgres"
+)
+
+// Roles of a serve process (the role option).
+const (
+	RoleAll    = "all"    // the API and workers
+	RoleAPI    = "api"    // the API only
+	RoleWorker = "worker" // workers; HTTP only for health, readiness and metrics
+)
+
+// Backend is what a process keeps its state in, as the configuration says:
+// the SQLite file in the data directory by default (one process), or
+// PostgreSQL when database_url is set (replicas share it, and a bridge over
+// LISTEN/NOTIFY carries the hub's signals between them). With redis_url the
+// rate limits live in Redis instead of the database (a worker, which takes
+// no requests, does not connect to it).
+type Backend struct {
+	Kind    string // BackendSQLite or BackendPostgres
+	Tenants tenant.Store
+	Jobs    agentjob.Store
+	Limits  ratelimit.Store
+	Hub     *agentjob.Hub
+	// Local is the SQLite store of the data directory. With SQLite it holds
+	// everything. With PostgreSQL it holds only what has no PostgreSQL
+	// implementation yet (search indexes and assistant threads), per process.
+	Local *sqlite.Store
+	// Postgres is the shared store; nil with SQLite.
+	Postgres *postgres.Store
+
+	redis   *redislimit.Store
+	signals *postgres.Signals
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// OpenBackend opens the configured stores and brings their schemas up to
+// date. Close releases them.
+func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Backend, error) {
+	b := &Backend{Kind: BackendSQLite, Hub: agentjob.NewHub()}
+	local, err := sqlite.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+	}
+	b.Local = local
+	b.Tenants, b.Jobs, b.Limits = local, local, local
+	redisPrefix := "{docsmith}:ratelimit:"
+	if cfg.DatabaseURL != "" {
+		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
+		if err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("open the database: %w", err)
+		}
+		b.Kind, b.Postgres = BackendPostgres, pg
+		b.Tenants, b.Jobs, b.Limits = pg, pg, pg
+		b.signals = pg.NewSignals(b.Hub, log)
+		// Replicas of one deployment share the keys, whatever host name
+		// they reach the database by; another deployment gets its own.
+		redisPrefix = "{docsmith:" + pg.Name() + "}:ratelimit:"
+	}
+	// A worker takes no requests, so it counts none against a limit.
+	if cfg.RedisURL != "" && cfg.Role != RoleWorker {
+		r, err := redislimit.Open(ctx, cfg.RedisURL, redisPrefix)
+		if err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("open redis for rate limits: %w", err)
+		}
+		b.redis, b.Limits = r, r
+	}
+	return b, nil
+}
+
+// Start begins the background work of the backend: with PostgreSQL, the
+// bridge that carries signals between processes. Close stops it.
+func (b *Backend) Start(ctx context.Context) {
+	if b.signals == nil || b.stop != nil {
+		return
+	}
+	ctx, b.stop = context.WithCancel(context.WithoutCancel(ctx))
+	b.wg.Go(func() { b.signals.Run(ctx) })
+}
+
+// Ping checks that every store answers; readiness fails otherwise.
+func (b *Backend) Ping(ctx context.Context) error {
+	// A pool whose connections are all busy must not hang the probe.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var errs []error
+	if b.Postgres != nil {
+		if err := b.Postgres.Ping(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("postgres: %w", err))
+		}
+	} else if err := b.Local.Ping(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("sqlite: %w", err))
+	}
+	if b.redis != nil {
+		if err := b.redis.Ping(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("redis: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops the background work and closes every store.
+func (b *Backend) Close() error {
+	if b.stop != nil {
+		b.stop()
+		b.wg.Wait()
+	}
+	var errs []error
+	if b.redis != nil {
+		errs = append(errs, b.redis.Close())
+	}
+	if b.Postgres != nil {
+		errs = append(errs, b.Postgres.Close())
+	}
+	if b.Local != nil {
+		errs = append(errs, b.Local.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// runsWorkers reports whether this process runs agent turns.
+func runsWorkers(cfg config.Config) bool {
+	return cfg.Role != RoleAPI && cfg.Workers > 0
+}
+
+// forRole is the HTTP surface of a role: a worker answers only health,
+// readiness and metrics, so a load balancer can check it but sends it no
+// API traffic by mistake.
+func forRole(role string, h http.Handler) http.Handler {
+	if role != RoleWorker {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(map[string]string{
+			"error": "this process runs workers only (role worker); it serves /healthz, /readyz and /metrics",
+		})
+	})
+}
