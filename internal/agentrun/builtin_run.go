@@ -218,10 +218,10 @@ func (b *builtinRun) setField(ctx context.Context, c builtin.Command) error {
 	} else {
 		fieldLine := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(c.Field) + `[ \t]*:.*$`)
 		var updated string
-		switch n := len(fieldLine.FindAllStringIndex(block, -1)); {
-		case n == 1:
+		switch n := len(fieldLine.FindAllStringIndex(block, -1)); n {
+		case 1:
 			updated = fieldLine.ReplaceAllLiteralString(block, line)
-		case n == 0:
+		case 0:
 			end := strings.LastIndex(block, "---")
 			updated = block[:end] + line + "\n" + block[end:]
 		default:

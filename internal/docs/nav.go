@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -83,8 +84,8 @@ func (r *refResolver) load(ref, file string, depth int, stack []string) (any, bo
 	r.sources[target] = raw
 	v, err := decodeJSON(target, raw)
 	if err != nil {
-		ce, _ := err.(*ConfigError)
-		if ce != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
 			r.problems = append(r.problems, Problem{File: target, Line: ce.Line, Message: ce.Message})
 			return nil, false
 		}

@@ -282,7 +282,7 @@ func (w *Workspace) scanRefs(ctx context.Context, r *refRewriter, rewrite bool) 
 		if f.config {
 			out, n, err := r.config(text)
 			if err != nil {
-				return nil // invalid JSON is left alone: there is nothing to walk
+				return nil //nolint:nilerr // invalid JSON is left alone: there is nothing to walk
 			}
 			f.content, f.count = out, n
 		} else {

@@ -158,7 +158,7 @@ func (w *Workspace) loadFile(ctx context.Context, p string) ([]byte, fs.FileInfo
 	if err != nil {
 		return nil, nil, fsError(p, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	opened, err := f.Stat()
 	if err != nil {
 		return nil, nil, fmt.Errorf("tools: stat %s: %w", p, err)
@@ -280,7 +280,7 @@ func (w *Workspace) looksText(rel string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	buf := make([]byte, 8192)
 	n, _ := io.ReadFull(f, buf)
 	if strings.IndexByte(string(buf[:n]), 0) >= 0 {
