@@ -12,7 +12,7 @@ LDFLAGS       := -s -w -X github.com/docsmith/docsmith/internal/cli.Version=$(VE
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/docsmith
@@ -72,6 +72,11 @@ CORPORA ?= ../shared/corpora
 bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a medium docs site in a real Gitea
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(CORPORA)/hoppscotch \
 		$(GO) test ./internal/agentrun -run '^$$' -bench TurnAgainstPlainGit -benchtime 10x
+
+.PHONY: bench-assistant
+bench-assistant: ## Index build, retrieval latency, and 100 concurrent assistant streams on a large docs site
+	$(GO) test ./internal/store/sqlite -run '^$$' -bench 'BenchmarkSearch' -benchtime 3x
+	DOCSMITH_BENCH_SITE=$(CORPORA)/mintlify $(GO) test ./internal/app -run '^$$' -bench AssistantStreams -benchtime 500x
 
 $(GOLANGCI_LINT):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
