@@ -51,6 +51,7 @@ Usage:
   docsmith index DOMAIN [--data DIR]                               build or refresh a domain's search index
   docsmith job create --project P "INSTRUCTION" [--watch] | job get|watch --project P JOB_ID | job list --project P
                                                                    agent jobs over HTTP (--url, --key or DOCSMITH_URL, DOCSMITH_API_KEY)
+  docsmith ask --domain D [--thread ID] "QUESTION"                 stream an assistant answer (--key or DOCSMITH_ASSISTANT_KEY)
   docsmith version
 
 Every command finds its state through --data DIR or DOCSMITH_DATA_DIR (default ./data).
@@ -124,6 +125,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return keyRevoke(ctx, rest, env)
 	case "apply":
 		return apply(ctx, rest, env)
+	case "ask":
+		return ask(ctx, rest, env)
 	case "eval retrieval":
 		return evalRetrieval(ctx, rest, env)
 	case "index":
