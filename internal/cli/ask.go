@@ -17,15 +17,9 @@ import (
 // then the sources it cites and the thread id to continue with.
 func ask(ctx context.Context, args []string, env Env) error {
 	fs := newFlagSet("ask", env)
-	def := func(name, fallback string) string {
-		if v, ok := env.LookupEnv(name); ok && v != "" {
-			return v
-		}
-		return fallback
-	}
-	base := fs.String("url", def("DOCSMITH_URL", "http://127.0.0.1:8080"), "server address (env DOCSMITH_URL)")
-	key := fs.String("key", def("DOCSMITH_ASSISTANT_KEY", ""), "assistant key svc_dsc_... (env DOCSMITH_ASSISTANT_KEY)")
-	domain := fs.String("domain", def("DOCSMITH_DOMAIN", ""), "assistant domain (env DOCSMITH_DOMAIN)")
+	base := fs.String("url", envOr(env, "DOCSMITH_URL", "http://127.0.0.1:8080"), "server address (env DOCSMITH_URL)")
+	key := fs.String("key", envOr(env, "DOCSMITH_ASSISTANT_KEY", ""), "assistant key svc_dsc_... (env DOCSMITH_ASSISTANT_KEY)")
+	domain := fs.String("domain", envOr(env, "DOCSMITH_DOMAIN", ""), "assistant domain (env DOCSMITH_DOMAIN)")
 	thread := fs.String("thread", "", "continue this thread (the id a previous answer printed)")
 	pageSize := fs.Int("passages", 5, "passages to retrieve (1-50)")
 	pos, err := parse(fs, args)

@@ -27,16 +27,19 @@ type jobClient struct {
 // environment: DOCSMITH_URL, DOCSMITH_API_KEY, DOCSMITH_PROJECT.
 func jobFlags(fs *flag.FlagSet, env Env) *jobClient {
 	c := &jobClient{http: &http.Client{}}
-	def := func(name, fallback string) string {
-		if v, ok := env.LookupEnv(name); ok && v != "" {
-			return v
-		}
-		return fallback
-	}
-	fs.StringVar(&c.base, "url", def("DOCSMITH_URL", "http://127.0.0.1:8080"), "server address (env DOCSMITH_URL)")
-	fs.StringVar(&c.key, "key", def("DOCSMITH_API_KEY", ""), "admin key svc_... (env DOCSMITH_API_KEY)")
-	fs.StringVar(&c.project, "project", def("DOCSMITH_PROJECT", ""), "project id (env DOCSMITH_PROJECT)")
+	fs.StringVar(&c.base, "url", envOr(env, "DOCSMITH_URL", "http://127.0.0.1:8080"), "server address (env DOCSMITH_URL)")
+	fs.StringVar(&c.key, "key", envOr(env, "DOCSMITH_API_KEY", ""), "admin key svc_... (env DOCSMITH_API_KEY)")
+	fs.StringVar(&c.project, "project", envOr(env, "DOCSMITH_PROJECT", ""), "project id (env DOCSMITH_PROJECT)")
 	return c
+}
+
+// envOr is the variable's value when set and not empty, else fallback: the
+// client commands' flag defaults.
+func envOr(env Env, name, fallback string) string {
+	if v, ok := env.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return fallback
 }
 
 func (c *jobClient) check() error {
