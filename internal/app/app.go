@@ -72,9 +72,8 @@ func (m *Main) Start(ctx context.Context) error {
 		return err
 	}
 	m.backend = b
-	store := b.Local // search indexes and threads (and, with SQLite, everything)
 	tenants := tenant.NewService(b.Tenants, m.Now)
-	indexer := NewIndexer(m.Config, git, b.Tenants, store, m.LookupEnv, m.Log)
+	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, m.LookupEnv, m.Log)
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
 		if err := createDemo(ctx, tenants, git, indexer, m.Config, m.Out); err != nil {
 			_ = b.Close()
@@ -88,7 +87,7 @@ func (m *Main) Start(ctx context.Context) error {
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
-		Assistant: m.newAssistant(store),
+		Assistant: m.newAssistant(b.Index, b.Threads),
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{

@@ -11,16 +11,9 @@ import (
 	"github.com/docsmith/docsmith/internal/search"
 )
 
-// assistantStore is what the assistant keeps its state in: the domains'
-// search indexes and the threads.
-type assistantStore interface {
-	search.Index
-	assistant.ThreadStore
-}
-
 // newAssistant is the assistant over the store's indexes and threads, with
 // the configured model providers.
-func (m *Main) newAssistant(store assistantStore) *assistant.Service {
+func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore) *assistant.Service {
 	models := llm.Config{
 		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
 		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
@@ -30,8 +23,8 @@ func (m *Main) newAssistant(store assistantStore) *assistant.Service {
 		Log:              m.Log,
 	}
 	return assistant.New(assistant.Config{
-		Index:     store,
-		Threads:   store,
+		Index:     index,
+		Threads:   threads,
 		OpenModel: func(name string) (llm.Model, error) { return llm.Open(name, models) },
 		Log:       m.Log,
 		Now:       m.Now,

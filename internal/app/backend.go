@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	redislimit "github.com/docsmith/docsmith/internal/ratelimit/redis"
+	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -44,9 +46,14 @@ type Backend struct {
 	Jobs    agentjob.Store
 	Limits  ratelimit.Store
 	Hub     *agentjob.Hub
-	// Local is the SQLite store of the data directory. With SQLite it holds
-	// everything. With PostgreSQL it holds only what has no PostgreSQL
-	// implementation yet (search indexes and assistant threads), per process.
+	// Index holds the domains' search indexes and Threads the assistant's
+	// threads: with PostgreSQL they are shared by every replica too, so a
+	// domain indexed once (docsmith index, or the index endpoint of any
+	// replica) is searched by all, and a thread continues on any replica.
+	Index   search.Index
+	Threads assistant.ThreadStore
+	// Local is the SQLite store of the data directory, which holds
+	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
 	// Postgres is the shared store; nil with SQLite.
 	Postgres *postgres.Store
@@ -61,21 +68,21 @@ type Backend struct {
 // date. Close releases them.
 func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Backend, error) {
 	b := &Backend{Kind: BackendSQLite, Hub: agentjob.NewHub()}
-	local, err := sqlite.Open(ctx, cfg.DataDir)
-	if err != nil {
-		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
-	}
-	b.Local = local
-	b.Tenants, b.Jobs, b.Limits = local, local, local
 	redisPrefix := "{docsmith}:ratelimit:"
-	if cfg.DatabaseURL != "" {
+	if cfg.DatabaseURL == "" {
+		local, err := sqlite.Open(ctx, cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+		}
+		b.Local = local
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = local, local, local, local, local
+	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
-			_ = b.Close()
 			return nil, fmt.Errorf("open the database: %w", err)
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
-		b.Tenants, b.Jobs, b.Limits = pg, pg, pg
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = pg, pg, pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

@@ -39,6 +39,7 @@ import (
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/app"
+	"github.com/docsmith/docsmith/internal/cli"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/storetest"
@@ -341,6 +342,59 @@ func TestReplicas(t *testing.T) {
 		}
 		if got := replicaStatus(t, worker.base+"/v2/agent/docs/jobs"); got != http.StatusNotFound {
 			t.Errorf("worker /v2/agent/docs/jobs = %d, want 404: a worker serves no API", got)
+		}
+	})
+
+	t.Run("AssistantAcrossReplicas", func(t *testing.T) {
+		// docsmith index, run on its own, writes the index to PostgreSQL;
+		// replica 2, which never indexed anything, answers from it, and
+		// replica 1 continues the thread replica 2 started.
+		docsmith := func(args ...string) string {
+			t.Helper()
+			vars := map[string]string{"DOCSMITH_DATABASE_URL": c.dbURL, "DOCSMITH_DATA_DIR": t.TempDir()}
+			var stdout, stderr bytes.Buffer
+			env := cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+				LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+			if code := cli.Run(t.Context(), args, env); code != 0 {
+				t.Fatalf("docsmith %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+			}
+			return stdout.String()
+		}
+		docsmith("project", "create", "--org", "acme", "--id", "tern", "--repo", seedDocsRepo(t))
+		docsmith("domain", "create", "--org", "acme", "--domain", "tern", "--project", "tern", "--site-url", "https://tern.example/docs")
+		key := strings.TrimSpace(docsmith("key", "create", "--org", "acme", "--kind", "assistant", "--name", "replicas"))
+		if out := docsmith("index", "tern"); !strings.Contains(out, "6 pages") {
+			t.Fatalf("docsmith index printed %q", out)
+		}
+		ask := func(base, question, thread string) (string, string) {
+			t.Helper()
+			b, err := json.Marshal(askBody(question, thread))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := http.NewRequest(http.MethodPost, base+"/discovery/v2/assistant/tern/message", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("ask %s: %d %v\n%s", base, resp.StatusCode, err, body)
+			}
+			return resp.Header.Get("X-Thread-Id"), string(body)
+		}
+		thread, body := ask(api2.base, "How do I exclude files from a sync?", "")
+		if !threadIDPattern.MatchString(thread) || !strings.Contains(body, "https://tern.example/docs/guides/sync") {
+			t.Fatalf("replica 2 answered in thread %q:\n%s", thread, body)
+		}
+		if got, _ := ask(api1.base, "And conflicts?", thread); got != thread {
+			t.Errorf("replica 1 answered in thread %q, want %s (started on replica 2)", got, thread)
 		}
 	})
 

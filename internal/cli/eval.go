@@ -4,23 +4,29 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 )
 
 // evalRetrieval runs `docsmith eval retrieval`: it indexes a docs corpus in
-// a throw-away SQLite store and scores retrieval on a question set.
+// a throw-away store and scores retrieval on a question set. The store is a
+// SQLite file in a temporary directory, or, with --database-url (or
+// DOCSMITH_DATABASE_URL), a temporary schema of that PostgreSQL database,
+// dropped afterwards: both engines are measured by the same command.
 func evalRetrieval(ctx context.Context, args []string, env Env) error {
 	fs := newFlagSet("eval retrieval", env)
 	corpus := fs.String("corpus", "", "docs root of the corpus (the directory with docs.json or mint.json)")
 	questions := fs.String("questions", "", "question set, JSON lines (id, question, expected_paths, answer_facts, kind)")
 	k := fs.Int("k", 5, "cut-off of recall@k")
 	showMisses := fs.Bool("show-misses", false, "list the questions whose expected page is not in the top k")
+	databaseURL := fs.String("database-url", "", "evaluate PostgreSQL full-text search: build the index in a temporary schema of this database (default $DOCSMITH_DATABASE_URL; empty: SQLite)")
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: docsmith eval retrieval --corpus DIR --questions FILE [--k 5] [--show-misses]\n\n")
+		fmt.Fprint(env.Stderr, "Usage: docsmith eval retrieval --corpus DIR --questions FILE [--k 5] [--show-misses] [--database-url URL]\n\n")
 		fs.PrintDefaults()
 	}
 	if _, err := parse(fs, args); err != nil {
@@ -35,18 +41,44 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 	if *k < 1 {
 		return fmt.Errorf("--k must be at least 1, not %d", *k)
 	}
-	dir, err := os.MkdirTemp("", "docsmith-eval-*")
-	if err != nil {
-		return fmt.Errorf("create a temporary store: %w", err)
+	if *databaseURL == "" {
+		lookup := env.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		if v, ok := lookup("DOCSMITH_DATABASE_URL"); ok {
+			*databaseURL = v
+		}
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	store, err := sqlite.Open(ctx, dir)
+	var (
+		index  search.Index
+		engine string
+	)
+	if *databaseURL != "" {
+		store, drop, err := postgres.OpenScratch(ctx, *databaseURL, "docsmith_eval_", slog.New(slog.DiscardHandler))
+		if err != nil {
+			return fmt.Errorf("create a temporary schema: %w", err)
+		}
+		defer func() { _ = drop(context.WithoutCancel(ctx)) }()
+		index, engine = store, "postgres (tsvector, temporary schema)"
+	} else {
+		dir, err := os.MkdirTemp("", "docsmith-eval-*")
+		if err != nil {
+			return fmt.Errorf("create a temporary store: %w", err)
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		store, err := sqlite.Open(ctx, dir)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = store.Close() }()
+		index, engine = store, "sqlite (FTS5)"
+	}
+	rep, err := search.Evaluate(ctx, index, *corpus, *questions, search.EvalOptions{K: *k})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = store.Close() }()
-	rep, err := search.Evaluate(ctx, store, *corpus, *questions, search.EvalOptions{K: *k})
-	if err != nil {
+	if _, err := fmt.Fprintf(env.Stdout, "engine        %s\n", engine); err != nil {
 		return err
 	}
 	return printReport(env.Stdout, rep, *showMisses)

@@ -10,7 +10,7 @@ import (
 	"github.com/docsmith/docsmith/internal/store/storetest"
 )
 
-func open(t *testing.T, url string) *postgres.Store {
+func open(t testing.TB, url string) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(t.Context(), url, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -19,7 +19,9 @@ import (
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -28,6 +30,8 @@ type Store interface {
 	tenant.Store
 	agentjob.Store
 	ratelimit.Store
+	search.Index
+	assistant.ThreadStore
 }
 
 type testCase struct {
@@ -75,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	// Table-driven cases: every row gets its own store too.
 	cases = append(cases, archiveCases()...)
 	cases = append(cases, finishJobStatusCases()...)
+	cases = append(cases, searchCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}

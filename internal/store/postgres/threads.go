@@ -1,0 +1,107 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docsmith/docsmith/internal/assistant"
+)
+
+var _ assistant.ThreadStore = (*Store)(nil)
+
+// CreateThread stores a new assistant thread.
+func (s *Store) CreateThread(ctx context.Context, t assistant.Thread) error {
+	return s.insert(ctx, "thread", t.ID,
+		`INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		t.ID, t.Domain, t.OrgID, t.FP, utc(t.CreatedAt), utc(t.UpdatedAt))
+}
+
+// GetThread returns a thread.
+func (s *Store) GetThread(ctx context.Context, id string) (assistant.Thread, error) {
+	t := assistant.Thread{ID: id}
+	err := s.pool.QueryRow(ctx, `SELECT domain, org_id, fp, created_at, updated_at FROM threads WHERE id = $1`, id).
+		Scan(&t.Domain, &t.OrgID, &t.FP, &t.CreatedAt, &t.UpdatedAt)
+	if err != nil {
+		return assistant.Thread{}, notFoundOr(err, "thread", id)
+	}
+	t.CreatedAt, t.UpdatedAt = utc(t.CreatedAt), utc(t.UpdatedAt)
+	return t, nil
+}
+
+// AddTurn appends a turn to its thread under the next sequence number and
+// touches the thread. The thread's row is locked first, so turns added at
+// once get distinct numbers.
+func (s *Store) AddTurn(ctx context.Context, t assistant.Turn) (int, error) {
+	sources := t.Sources
+	if sources == nil {
+		sources = []assistant.TurnSource{}
+	}
+	srcJSON, err := json.Marshal(sources)
+	if err != nil {
+		return 0, fmt.Errorf("encode turn sources: %w", err)
+	}
+	var seq int
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE threads SET updated_at = $1 WHERE id = $2`, utc(t.CreatedAt), t.ThreadID)
+		if err := updated(tag, err, "thread", t.ThreadID); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = $1`, t.ThreadID).Scan(&seq); err != nil {
+			return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
+    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, string(srcJSON), t.Model, t.Status, t.Error,
+			t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
+			utc(t.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+// RecentTurns returns a thread's last limit turns, oldest first.
+func (s *Store) RecentTurns(ctx context.Context, threadID string, limit int) ([]assistant.Turn, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, message_id, fp, question, answer, sources::text, model, status, error,
+    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at
+FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list turns of thread %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var out []assistant.Turn
+	for rows.Next() {
+		t := assistant.Turn{ThreadID: threadID}
+		var sources string
+		var retrieval, firstText, total int64
+		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Error,
+			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &t.CreatedAt); err != nil {
+			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
+		}
+		if err := json.Unmarshal([]byte(sources), &t.Sources); err != nil {
+			return nil, fmt.Errorf("decode sources of turn %d of thread %s: %w", t.Seq, threadID, err)
+		}
+		t.RetrievalTime = time.Duration(retrieval) * time.Microsecond
+		t.FirstTextTime = time.Duration(firstText) * time.Microsecond
+		t.TotalTime = time.Duration(total) * time.Microsecond
+		t.CreatedAt = utc(t.CreatedAt)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list turns of thread %s: %w", threadID, err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}

@@ -1,0 +1,459 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/search"
+)
+
+// searchCases are the cases of the search index and the assistant's
+// threads.
+func searchCases() []testCase {
+	return []testCase{
+		{"Search/Retrieval", testSearchRetrieval},
+		{"Search/HiddenAndRestricted", testSearchRestricted},
+		{"Search/Filters", testSearchFilters},
+		{"Search/BoostsAndCaps", testSearchBoostsAndCaps},
+		{"Search/IncrementalRebuild", testSearchIncremental},
+		{"Search/Page", testSearchPage},
+		{"Search/QuerySyntax", testSearchQuerySyntax},
+		{"Search/DomainsIndependent", testSearchDomains},
+		{"Threads", testThreads},
+	}
+}
+
+// fixtureFS reads the search package's fixture site into a MapFS a test may
+// change.
+func fixtureFS(t *testing.T) fstest.MapFS {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the fixture site")
+	}
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "search", "testdata", "site")
+	out := fstest.MapFS{}
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		out[p] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	return out
+}
+
+func loadSite(t *testing.T, fsys fs.FS) *docs.Site {
+	t.Helper()
+	site, err := docs.Load(fsys)
+	if err != nil {
+		t.Fatalf("load site: %v", err)
+	}
+	return site
+}
+
+// buildFixture indexes the fixture site as domain "kettle".
+func buildFixture(t *testing.T, s Store) {
+	t.Helper()
+	if _, err := search.Build(t.Context(), s, "kettle", loadSite(t, fixtureFS(t)), "https://docs.example"); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+}
+
+func hitIDs(hs []search.Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.ID)
+	}
+	return out
+}
+
+func hitPages(hs []search.Hit) []string {
+	var out []string
+	for _, h := range hs {
+		if !slices.Contains(out, h.PagePath) {
+			out = append(out, h.PagePath)
+		}
+	}
+	return out
+}
+
+func testSearchRetrieval(t *testing.T, s Store) {
+	buildFixture(t, s)
+	r := search.NewRetriever(s)
+	tests := []struct {
+		name      string
+		req       search.Request
+		wantFirst string
+	}{
+		{"words of the text", search.Request{Query: "Why does my cup taste bitter and metallic?"}, "guides/brewing"},
+		{"stemming", search.Request{Query: "descaling programs"}, "guides/water"},
+		{"camel case identifier found by its words", search.Request{Query: "where is the random UUID printed?"}, "guides/water"},
+		{"environment variable compound", search.Request{Query: "KETTLE_DESCALE_INTERVAL"}, "guides/water"},
+		{"prefix while typing", search.Request{Query: "porcel"}, "guides/brewing"},
+		{"openapi page from its spec", search.Request{Query: "which endpoint returns the fill level of a kettle?"}, "api/get-kettle"},
+		{"spanish question finds the spanish page", search.Request{Query: "¿A qué temperatura se infusiona el té verde?"}, "es/guides/brewing"},
+		{"chinese question finds the chinese page", search.Request{Query: "绿茶应该用多少度的水？"}, "zh/guides/brewing"},
+		{"english question prefers english", search.Request{Query: "green tea temperature 80 degrees"}, "guides/brewing"},
+		{"language filter", search.Request{Query: "green tea temperature 80 degrees", Filter: search.Filter{Language: "es"}}, "es/guides/brewing"},
+		{"snippet text is indexed", search.Request{Query: "porcelain cups crack"}, "guides/brewing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits, err := r.Retrieve(t.Context(), "kettle", tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) == 0 || hits[0].PagePath != tt.wantFirst {
+				t.Fatalf("hits = %q, want %s first", hitIDs(hits), tt.wantFirst)
+			}
+			for _, h := range hits {
+				if h.Score <= 0 || h.Score >= 1 {
+					t.Errorf("score %v of %s outside (0, 1)", h.Score, h.ID)
+				}
+			}
+		})
+	}
+	hits, err := r.Retrieve(t.Context(), "kettle", search.Request{Query: "hard water white marks"})
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("hits %v, err %v", hits, err)
+	}
+	h := hits[0]
+	if h.ID != "guides/brewing#troubleshooting-a-bitter-cup" || h.URL != "https://docs.example/guides/brewing#troubleshooting-a-bitter-cup" ||
+		h.PageTitle != "Brewing tea" || h.Heading != "Troubleshooting a bitter cup" || h.Language != "en" || h.Seq != 1 ||
+		!slices.Equal(h.Breadcrumb, []string{"Get started", "Brewing tea", "Troubleshooting a bitter cup"}) {
+		t.Errorf("hit = %+v", h.Chunk)
+	}
+	if !strings.Contains(h.Text, "Hard water flattens") || h.PageHash == "" || !strings.Contains(h.Keywords, "infusion") {
+		t.Errorf("hit text %q, hash %q, keywords %q", h.Text, h.PageHash, h.Keywords)
+	}
+}
+
+func testSearchRestricted(t *testing.T, s Store) {
+	buildFixture(t, s)
+	r := search.NewRetriever(s)
+	for _, q := range []string{"smoked lapsang", "oolong", "matcha wholesale portal"} {
+		hits, err := r.Retrieve(t.Context(), "kettle", search.Request{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) > 0 {
+			t.Errorf("%q found %q", q, hitIDs(hits))
+		}
+	}
+	hits, err := r.Retrieve(t.Context(), "kettle", search.Request{Query: "matcha wholesale portal", Filter: search.Filter{Groups: []string{"guests", "staff"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].PagePath != "guides/staff" {
+		t.Errorf("a reader in the staff group got %q", hitIDs(hits))
+	}
+}
+
+// chunk is a hand-made chunk.
+func chunk(page, text string, mod func(*search.Chunk)) search.Chunk {
+	c := search.Chunk{ID: page, PagePath: page, PageTitle: page, Text: text, PageHash: "h-" + page}
+	if mod != nil {
+		mod(&c)
+	}
+	return c
+}
+
+func testSearchFilters(t *testing.T, s Store) {
+	ctx := t.Context()
+	chunks := []search.Chunk{
+		chunk("v1/a", "teapot kettle", func(c *search.Chunk) { c.Version = "v1" }),
+		chunk("v2/a", "teapot kettle", func(c *search.Chunk) { c.Version = "v2" }),
+		chunk("common", "teapot kettle", nil),
+		chunk("fr/a", "teapot kettle", func(c *search.Chunk) { c.Language = "fr" }),
+		chunk("admin", "teapot kettle", func(c *search.Chunk) { c.Groups = []string{"admin"} }),
+		chunk("beta", "teapot kettle", func(c *search.Chunk) { c.Groups = []string{"beta", "admin"} }),
+	}
+	must(t, s.ReplacePages(ctx, "d", chunks, nil), "ReplacePages")
+	terms := search.ParseQuery("teapot", "en")
+	tests := []struct {
+		name   string
+		filter search.Filter
+		want   []string
+	}{
+		{"none: public pages of every version and language", search.Filter{}, []string{"common", "fr/a", "v1/a", "v2/a"}},
+		{"version keeps unversioned", search.Filter{Version: "v2"}, []string{"common", "fr/a", "v2/a"}},
+		{"language keeps unlabelled", search.Filter{Language: "FR"}, []string{"common", "fr/a", "v1/a", "v2/a"}},
+		{"groups", search.Filter{Groups: []string{"beta"}}, []string{"beta", "common", "fr/a", "v1/a", "v2/a"}},
+		{"groups any of", search.Filter{Groups: []string{"admin", "x"}}, []string{"admin", "beta", "common", "fr/a", "v1/a", "v2/a"}},
+		{"all", search.Filter{Version: "v1", Language: "en", Groups: []string{"admin"}}, []string{"admin", "beta", "common", "v1/a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits, err := s.Search(ctx, "d", search.Query{Terms: terms, Limit: 50, Filter: tt.filter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := hitPages(hits)
+			sort.Strings(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("pages = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// Required terms must all match; a phrase in order only.
+	q := search.Query{Terms: []search.Term{{Words: []string{"kettle", "teapot"}, Required: true}}, Limit: 10}
+	if hits, err := s.Search(ctx, "d", q); err != nil || len(hits) != 0 {
+		t.Errorf("phrase out of order: %q, %v", hitIDs(hits), err)
+	}
+	q.Terms[0].Words = []string{"teapot", "kettle"}
+	if hits, err := s.Search(ctx, "d", q); err != nil || len(hitPages(hits)) != 4 {
+		t.Errorf("phrase in order: %q, %v", hitIDs(hits), err)
+	}
+	q.Terms = []search.Term{{Words: []string{"teapot"}, Required: true}, {Words: []string{"samovar"}, Required: true}}
+	if hits, err := s.Search(ctx, "d", q); err != nil || len(hits) != 0 {
+		t.Errorf("a required word missing: %q, %v", hitIDs(hits), err)
+	}
+}
+
+func testSearchBoostsAndCaps(t *testing.T, s Store) {
+	ctx := t.Context()
+	var chunks []search.Chunk
+	for i := range 4 {
+		chunks = append(chunks, chunk("big", "kettle kettle kettle descale", func(c *search.Chunk) {
+			c.ID = fmt.Sprintf("big#%d", i)
+			c.Seq = i
+		}))
+	}
+	chunks = append(chunks,
+		chunk("small", "kettle and a lot of other words about something else entirely", nil),
+		chunk("boosted", "kettle and a lot of other words about something else entirely", func(c *search.Chunk) { c.Boost = 100 }),
+	)
+	must(t, s.ReplacePages(ctx, "d", chunks, nil), "ReplacePages")
+	q := search.Query{Terms: search.ParseQuery("kettle", "en"), Limit: 10}
+
+	q.MaxPerPage = 2
+	hits, err := s.Search(ctx, "d", q)
+	must(t, err, "Search")
+	if got := hitIDs(hits); !slices.Equal(got, []string{"big#0", "big#1", "boosted", "small"}) {
+		t.Errorf("capped at 2 a page: %q", got)
+	} else if hits[2].Boost != 100 {
+		t.Errorf("boost read back as %v", hits[2].Boost)
+	}
+
+	q.MaxPerPage = 0
+	q.Limit = 3
+	hits, err = s.Search(ctx, "d", q)
+	must(t, err, "Search")
+	if got := hitIDs(hits); len(got) != 3 || got[2] != "big#2" {
+		t.Errorf("uncapped, limit 3: %q", got)
+	}
+
+	q.Limit = 10
+	q.MaxPerPage = 1
+	q.BoostPath, q.PathBoost = "small", 100
+	hits, err = s.Search(ctx, "d", q)
+	must(t, err, "Search")
+	if got := hitIDs(hits); !slices.Equal(got, []string{"small", "big#0", "boosted"}) {
+		t.Errorf("current page boosted: %q", got)
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score {
+			t.Errorf("scores not in order: %v after %v", hits[i].Score, hits[i-1].Score)
+		}
+	}
+}
+
+func testSearchIncremental(t *testing.T, s Store) {
+	ctx := t.Context()
+	fsys := fixtureFS(t)
+	stats, err := search.Build(ctx, s, "kettle", loadSite(t, fsys), "https://docs.example")
+	must(t, err, "first build")
+	if stats.Changed == 0 || stats.Unchanged != 0 {
+		t.Fatalf("first build: %+v", stats)
+	}
+	hashes, err := s.PageHashes(ctx, "kettle")
+	must(t, err, "PageHashes")
+	if len(hashes) != stats.Pages || hashes["guides/water"] == "" {
+		t.Fatalf("hashes %v after %+v", hashes, stats)
+	}
+	again, err := search.Build(ctx, s, "kettle", loadSite(t, fsys), "https://docs.example")
+	must(t, err, "second build")
+	if again.Changed != 0 || again.Removed != 0 || again.Unchanged != stats.Pages {
+		t.Errorf("unchanged rebuild: %+v", again)
+	}
+
+	water := string(fsys["guides/water.mdx"].Data)
+	fsys["guides/water.mdx"] = &fstest.MapFile{Data: []byte(water + "\n\n## Zanzibar\n\nThe zanzibarite filter removes limescale.\n")}
+	var removed string
+	for p := range fsys {
+		if p == "guides/staff.mdx" {
+			removed = p
+		}
+	}
+	if removed != "" {
+		delete(fsys, removed)
+	}
+	third, err := search.Build(ctx, s, "kettle", loadSite(t, fsys), "https://docs.example")
+	must(t, err, "third build")
+	if third.Changed != 1 {
+		t.Errorf("one page changed: %+v", third)
+	}
+	r := search.NewRetriever(s)
+	hits, err := r.Retrieve(ctx, "kettle", search.Request{Query: "zanzibarite filter"})
+	must(t, err, "Retrieve")
+	if len(hits) == 0 || hits[0].PagePath != "guides/water" {
+		t.Errorf("the new section: %q", hitIDs(hits))
+	}
+	after, err := s.PageHashes(ctx, "kettle")
+	must(t, err, "PageHashes")
+	if after["guides/water"] == hashes["guides/water"] {
+		t.Errorf("the changed page kept its hash %q", after["guides/water"])
+	}
+	if removed != "" {
+		if _, ok := after["guides/staff"]; ok || third.Removed != 1 {
+			t.Errorf("removed page still indexed: %+v, %v", third, after)
+		}
+	}
+
+	// ReplacePages with only removedPages deletes; an unknown page is fine.
+	must(t, s.ReplacePages(ctx, "kettle", nil, []string{"guides/water", "no/such/page"}), "remove")
+	after, err = s.PageHashes(ctx, "kettle")
+	must(t, err, "PageHashes")
+	if _, ok := after["guides/water"]; ok {
+		t.Error("guides/water still indexed after its removal")
+	}
+	// A chunk id twice is an error and changes nothing.
+	err = s.ReplacePages(ctx, "kettle", []search.Chunk{chunk("x", "a", nil), chunk("x", "b", nil)}, []string{"guides/brewing"})
+	if err == nil {
+		t.Error("a duplicate chunk id was accepted")
+	}
+	after, err = s.PageHashes(ctx, "kettle")
+	must(t, err, "PageHashes")
+	if _, ok := after["guides/brewing"]; !ok {
+		t.Error("a failed ReplacePages removed a page")
+	}
+}
+
+func testSearchPage(t *testing.T, s Store) {
+	buildFixture(t, s)
+	p, err := s.Page(t.Context(), "kettle", "guides/brewing")
+	must(t, err, "Page")
+	if p.Path != "guides/brewing" || p.Title != "Brewing tea" || p.URL != "https://docs.example/guides/brewing" {
+		t.Errorf("page = %+v", p)
+	}
+	if !strings.HasPrefix(p.Content, "# Brewing tea\n") || !strings.Contains(p.Content, "\n## Troubleshooting a bitter cup\n") ||
+		!strings.Contains(p.Content, "Hard water flattens") {
+		t.Errorf("content = %q", p.Content)
+	}
+	for _, missing := range [][2]string{{"kettle", "no/such/page"}, {"other", "guides/brewing"}} {
+		if _, err := s.Page(t.Context(), missing[0], missing[1]); !errors.Is(err, search.ErrPageNotFound) {
+			t.Errorf("Page(%s, %s) error = %v, want ErrPageNotFound", missing[0], missing[1], err)
+		}
+	}
+}
+
+func testSearchQuerySyntax(t *testing.T, s Store) {
+	buildFixture(t, s)
+	r := search.NewRetriever(s)
+	for _, q := range []string{`"`, `""`, `"unclosed phrase`, `kettle*`, `NEAR(kettle water)`, `kettle AND OR NOT`, `title:kettle`,
+		`^kettle`, `{title}: x`, `a"b"c`, `(((`, `-kettle +water`, "\x00kettle", `'; DROP TABLE search_chunks; --`,
+		`kettle & !water`, `water:*`, `a <-> b`, `'kettle'`, `the of and`} {
+		if _, err := r.Retrieve(t.Context(), "kettle", search.Request{Query: q}); err != nil {
+			t.Errorf("Retrieve(%q): %v", q, err)
+		}
+	}
+}
+
+func testSearchDomains(t *testing.T, s Store) {
+	ctx := t.Context()
+	must(t, s.ReplacePages(ctx, "a", []search.Chunk{chunk("p", "teapot", nil)}, nil), "ReplacePages a")
+	must(t, s.ReplacePages(ctx, "b", []search.Chunk{chunk("p", "samovar", nil)}, nil), "ReplacePages b")
+	hits, err := s.Search(ctx, "a", search.Query{Terms: search.ParseQuery("samovar", "en"), Limit: 5})
+	must(t, err, "Search")
+	if len(hits) != 0 {
+		t.Errorf("domain a found b's chunk: %q", hitIDs(hits))
+	}
+	hits, err = s.Search(ctx, "b", search.Query{Terms: search.ParseQuery("samovar", "en"), Limit: 5})
+	must(t, err, "Search")
+	if len(hits) != 1 {
+		t.Errorf("domain b: %q", hitIDs(hits))
+	}
+}
+
+func testThreads(t *testing.T, s Store) {
+	ctx := t.Context()
+	t0 := baseTime()
+	th := assistant.Thread{ID: "thr_1", Domain: "docs.example", OrgID: "acme", FP: "anonymous", CreatedAt: t0, UpdatedAt: t0}
+	must(t, s.CreateThread(ctx, th), "CreateThread")
+	wantCode(t, s.CreateThread(ctx, th), apperr.Conflict, "CreateThread twice")
+	must(t, s.CreateThread(ctx, assistant.Thread{ID: "thr_2", Domain: "other.example", OrgID: "globex", FP: "u1", CreatedAt: t0, UpdatedAt: t0}), "CreateThread 2")
+
+	got, err := s.GetThread(ctx, "thr_1")
+	must(t, err, "GetThread")
+	if got.Domain != th.Domain || got.OrgID != th.OrgID || got.FP != th.FP {
+		t.Errorf("thread = %+v", got)
+	}
+	sameTime(t, "created", got.CreatedAt, t0)
+	_, err = s.GetThread(ctx, "thr_nope")
+	wantCode(t, err, apperr.NotFound, "GetThread unknown")
+
+	var want []assistant.Turn
+	for i := 1; i <= 4; i++ {
+		turn := assistant.Turn{
+			ThreadID: "thr_1", MessageID: fmt.Sprintf("msg_%d", i), FP: "anonymous", Question: fmt.Sprintf("question %d", i),
+			Answer: fmt.Sprintf("answer %d", i), Model: "builtin", Status: assistant.TurnAnswered,
+			Sources:     []assistant.TurnSource{{ID: "src_1", URL: "https://docs.example/a", Title: "A", Path: "a", Score: 0.5}},
+			InputTokens: 10 * i, OutputTokens: i, RetrievalTime: 1500 * 1000, FirstTextTime: 2 * 1000 * 1000, TotalTime: 3 * 1000 * 1000,
+			CreatedAt: t0.Add(time.Duration(i) * time.Minute),
+		}
+		if i == 3 {
+			turn.Sources, turn.Status, turn.Error = nil, assistant.TurnFailed, "model down"
+		}
+		seq, err := s.AddTurn(ctx, turn)
+		must(t, err, "AddTurn")
+		if seq != i {
+			t.Errorf("turn %d got seq %d", i, seq)
+		}
+		turn.Seq = seq
+		if turn.Sources == nil {
+			turn.Sources = []assistant.TurnSource{}
+		}
+		want = append(want, turn)
+	}
+	_, err = s.AddTurn(ctx, assistant.Turn{ThreadID: "thr_nope", MessageID: "m", FP: "x", Question: "q", Model: "m", Status: assistant.TurnAnswered, CreatedAt: t0})
+	wantCode(t, err, apperr.NotFound, "AddTurn to an unknown thread")
+
+	got, err = s.GetThread(ctx, "thr_1")
+	must(t, err, "GetThread")
+	sameTime(t, "updated", got.UpdatedAt, t0.Add(time.Duration(4)*time.Minute))
+
+	turns, err := s.RecentTurns(ctx, "thr_1", 3)
+	must(t, err, "RecentTurns")
+	if len(turns) != 3 {
+		t.Fatalf("RecentTurns = %d turns, want 3", len(turns))
+	}
+	for i, tu := range turns {
+		w := want[i+1]
+		sameTime(t, "turn created", tu.CreatedAt, w.CreatedAt)
+		tu.CreatedAt = w.CreatedAt
+		if fmt.Sprintf("%+v", tu) != fmt.Sprintf("%+v", w) {
+			t.Errorf("turn %d =\n  %+v\nwant\n  %+v", i, tu, w)
+		}
+	}
+	if turns, err := s.RecentTurns(ctx, "thr_2", 5); err != nil || len(turns) != 0 {
+		t.Errorf("RecentTurns of an empty thread: %v, %v", turns, err)
+	}
+}
