@@ -1,6 +1,9 @@
 package search
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // Candidate is a chunk an engine matched, before page-level ranking.
 type Candidate struct {
@@ -76,4 +79,31 @@ func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
 		out = out[:limit]
 	}
 	return out
+}
+
+// SingleWordTerms counts the one-word terms of a query: phrases add to a
+// chunk's relevance but are not more words to match.
+func SingleWordTerms(ts []Term) int {
+	n := 0
+	for _, t := range ts {
+		if len(t.Words) == 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// NormalizeScore maps an engine's relevance onto [0, 1), so that one
+// threshold means about the same on a small site and a large one, for a
+// short query and a long one. A word found once in one chunk of total
+// scores about ln(total) in bm25-like ranking, so relevance is first taken
+// in units of that; then per query word, by the square root, because a long
+// question matches more words but seldom all of them; scale brings an
+// engine's raw figures to the same range; then x/(x+1) saturates.
+func NormalizeScore(raw, scale float64, words, total int) float64 {
+	if raw <= 0 || math.IsNaN(raw) {
+		return 0
+	}
+	x := scale * raw / math.Log(float64(max(total, 2))+1) / math.Sqrt(float64(max(words, 1)))
+	return x / (x + 1)
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"unicode"
 
@@ -194,7 +193,7 @@ LIMIT $8`,
 		return nil, nil
 	}
 	ranked := search.RankCandidates(cands, q.MaxPerPage, limit)
-	return s.hits(ctx, domain, ranked, singleWordTerms(q.Terms), total)
+	return s.hits(ctx, domain, ranked, search.SingleWordTerms(q.Terms), total)
 }
 
 // hits reads the ranked chunks and scores them.
@@ -217,7 +216,7 @@ func (s *Store) hits(ctx context.Context, domain string, ranked []search.Candida
 			return nil, fmt.Errorf("search %s: %w", domain, err)
 		}
 		i := pos[key]
-		hits[i] = search.Hit{Chunk: c, Score: normalizeScore(ranked[i].Score, nTerms, total)}
+		hits[i] = search.Hit{Chunk: c, Score: search.NormalizeScore(ranked[i].Score, scoreScale, nTerms, total)}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search %s: %w", domain, err)
@@ -230,31 +229,6 @@ func (s *Store) hits(ctx context.Context, domain string, ranked []search.Candida
 		}
 	}
 	return out, nil
-}
-
-// singleWordTerms counts the one-word terms: phrases add to a chunk's score
-// but are not more words to match.
-func singleWordTerms(ts []search.Term) int {
-	n := 0
-	for _, t := range ts {
-		if len(t.Words) == 1 {
-			n++
-		}
-	}
-	return n
-}
-
-// normalizeScore maps the idf-weighted ts_rank relevance onto [0, 1) as the
-// SQLite store maps bm25: in units of the idf of a word found in one chunk
-// of the total (about ln N), per query word by the square root because a
-// long question matches more words but seldom all of them, scaled, then
-// saturated by x/(x+1).
-func normalizeScore(raw float64, nTerms, total int) float64 {
-	if raw <= 0 || math.IsNaN(raw) {
-		return 0
-	}
-	x := scoreScale * raw / math.Log(float64(max(total, 2))+1) / math.Sqrt(float64(max(nTerms, 1)))
-	return x / (x + 1)
 }
 
 // Page returns an indexed page as text, from its chunks.

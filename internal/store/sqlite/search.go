@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"unicode"
 
@@ -24,10 +23,6 @@ const (
 	weightKeywords = 2.0
 	weightBody     = 1.0
 )
-
-// scoreHalf is the normalized relevance (see normalizeScore) at which a hit
-// scores 0.5.
-const scoreHalf = 1.0
 
 // searchChunkColumns are what scanChunk reads, from search_chunks AS c.
 const searchChunkColumns = `c.chunk_id, c.page_path, c.seq, c.anchor, c.url, c.page_title, c.heading, c.breadcrumb,
@@ -196,7 +191,7 @@ LIMIT ?`,
 		return nil, nil
 	}
 	ranked := search.RankCandidates(cands, q.MaxPerPage, limit)
-	return s.hits(ctx, domain, ranked, singleWordTerms(q.Terms))
+	return s.hits(ctx, domain, ranked, search.SingleWordTerms(q.Terms))
 }
 
 // Candidates read per hit asked for: enough for page-level ranking to see
@@ -231,7 +226,8 @@ func (s *Store) hits(ctx context.Context, domain string, ranked []search.Candida
 			return nil, fmt.Errorf("search %s: %w", domain, err)
 		}
 		i := pos[key]
-		hits[i] = search.Hit{Chunk: c, Score: normalizeScore(ranked[i].Score, nTerms, total)}
+		// bm25's figures need no scaling.
+		hits[i] = search.Hit{Chunk: c, Score: search.NormalizeScore(ranked[i].Score, 1, nTerms, total)}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search %s: %w", domain, err)
@@ -244,33 +240,6 @@ func (s *Store) hits(ctx context.Context, domain string, ranked []search.Candida
 		}
 	}
 	return out, nil
-}
-
-// singleWordTerms counts the one-word terms: phrases add to a chunk's score
-// but are not more words to match.
-func singleWordTerms(ts []search.Term) int {
-	n := 0
-	for _, t := range ts {
-		if len(t.Words) == 1 {
-			n++
-		}
-	}
-	return n
-}
-
-// normalizeScore maps bm25 relevance onto [0, 1), so that one threshold
-// means about the same on a small site and a large one, for a short query
-// and a long one. A word found once in one chunk of N scores about ln N in
-// bm25, so relevance is first taken in units of that (per rare word
-// matched); then per query word, by the square root because a long question
-// matches more words but seldom all of them; then saturated by
-// x/(x+scoreHalf).
-func normalizeScore(raw float64, nTerms, total int) float64 {
-	if raw <= 0 || math.IsNaN(raw) {
-		return 0
-	}
-	x := raw / math.Log(float64(max(total, 2))+1) / math.Sqrt(float64(max(nTerms, 1)))
-	return x / (x + scoreHalf)
 }
 
 // Page returns an indexed page as text, from its chunks.
