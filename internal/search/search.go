@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 )
 
 // Chunk is one passage of a page: a heading's section, or part of one when
@@ -150,4 +151,34 @@ func RankBoost(boost float64) float64 {
 		return 1
 	}
 	return math.Pow(boost, boostDamping)
+}
+
+// AssemblePage rebuilds a page's text from its chunks in seq order: the
+// title as a heading, each section's heading once, and each chunk's text
+// without the overlap it repeats from the one before. It is what every
+// Index's Page returns; ok is false when there are no chunks.
+func AssemblePage(chunks []Chunk) (PageText, bool) {
+	if len(chunks) == 0 {
+		return PageText{}, false
+	}
+	first := chunks[0]
+	pt := PageText{Path: first.PagePath, Title: first.PageTitle, URL: strings.SplitN(first.URL, "#", 2)[0]}
+	var b strings.Builder
+	b.WriteString("# " + first.PageTitle + "\n")
+	prevAnchor := ""
+	for _, c := range chunks {
+		if c.Anchor != prevAnchor && c.Heading != "" {
+			b.WriteString("\n## " + c.Heading + "\n")
+		}
+		text := c.Text
+		if c.Overlap > 0 && c.Overlap <= len(text) {
+			text = strings.TrimLeft(text[c.Overlap:], "\n")
+		}
+		if text != "" {
+			b.WriteString(text + "\n")
+		}
+		prevAnchor = c.Anchor
+	}
+	pt.Content = b.String()
+	return pt, true
 }

@@ -238,39 +238,21 @@ func (s *Store) Page(ctx context.Context, domain, path string) (search.PageText,
 		return search.PageText{}, fmt.Errorf("read page %s of %s: %w", path, domain, err)
 	}
 	defer rows.Close()
-	var pt search.PageText
-	var b strings.Builder
-	prevAnchor := ""
-	n := 0
+	var chunks []search.Chunk
 	for rows.Next() {
 		var c search.Chunk
 		if err := scanChunk(rows, &c); err != nil {
 			return search.PageText{}, fmt.Errorf("read page %s of %s: %w", path, domain, err)
 		}
-		if n == 0 {
-			pt = search.PageText{Path: c.PagePath, Title: c.PageTitle, URL: strings.SplitN(c.URL, "#", 2)[0]}
-			b.WriteString("# " + c.PageTitle + "\n")
-		}
-		if c.Anchor != prevAnchor && c.Heading != "" {
-			b.WriteString("\n## " + c.Heading + "\n")
-		}
-		text := c.Text
-		if c.Overlap > 0 && c.Overlap <= len(text) {
-			text = strings.TrimLeft(text[c.Overlap:], "\n")
-		}
-		if text != "" {
-			b.WriteString(text + "\n")
-		}
-		prevAnchor = c.Anchor
-		n++
+		chunks = append(chunks, c)
 	}
 	if err := rows.Err(); err != nil {
 		return search.PageText{}, fmt.Errorf("read page %s of %s: %w", path, domain, err)
 	}
-	if n == 0 {
+	pt, ok := search.AssemblePage(chunks)
+	if !ok {
 		return search.PageText{}, fmt.Errorf("page %q of %s: %w", path, domain, search.ErrPageNotFound)
 	}
-	pt.Content = b.String()
 	return pt, nil
 }
 
