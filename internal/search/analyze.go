@@ -198,3 +198,21 @@ func camelParts(w string) []string {
 	}
 	return parts
 }
+
+// Tokens counts the words of the fields, as the engines' tokenizers split
+// them (runs of letters, digits and combining marks): the chunk length
+// that bm25 normalizes a term's frequency by.
+func (f Fields) Tokens() int {
+	n := 0
+	for _, s := range []string{f.Title, f.Headings, f.Keywords, f.Body} {
+		in := false
+		for _, r := range s {
+			w := isWordRune(r)
+			if w && !in {
+				n++
+			}
+			in = w
+		}
+	}
+	return n
+}

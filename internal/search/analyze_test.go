@@ -98,3 +98,21 @@ func TestCamelParts(t *testing.T) {
 		}
 	}
 }
+
+func TestFieldsTokens(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		f    Fields
+		want int
+	}{
+		{Fields{}, 0},
+		{Fields{Title: "Custom domains", Body: "Point a CNAME at docs.example.com, then wait."}, 11},
+		{Fields{Headings: "Setup\nDNS", Keywords: "  ", Body: "--watch flag's value"}, 6},
+		{Fields{Body: "侧边 边栏 café"}, 3},
+	}
+	for _, c := range cases {
+		if got := c.f.Tokens(); got != c.want {
+			t.Errorf("%+v: Tokens() = %d, want %d", c.f, got, c.want)
+		}
+	}
+}

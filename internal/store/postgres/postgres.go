@@ -58,7 +58,10 @@ var (
 // migration lock uses the one-key form, a separate space. The rate_take
 // function of the schema uses 0x64730002 (1685258242) for the rate-limit
 // keys.
-const lockIdempotency int32 = 0x64730001
+const (
+	lockIdempotency  int32 = 0x64730001
+	lockSearchDomain int32 = 0x64730003
+)
 
 // Open connects to the database at url (postgres://…; pgxpool options such
 // as pool_max_conns and a search_path may be given as query parameters),

@@ -20,21 +20,24 @@ var _ search.Index = (*Store)(nil)
 // words.
 const textConfig = "english"
 
-// rankWeights are ts_rank's weights of the fields, in its order D (body),
-// C (keywords), B (headings), A (title): the ratios of the SQLite store's
-// bm25 column weights (1, 2, 3, 6).
-const rankWeights = "{0.1667, 0.3333, 0.5, 1.0}"
+// Ranking is bm25 (k1 1.2, b 0.75, as SQLite FTS5 ranks), with a term's
+// frequency in a chunk read from the weighted tsvector by ts_rank:
+// rankWeights are the weights of the fields in ts_rank's order D (body),
+// C (keywords), B (headings), A (title), the SQLite store's bm25 column
+// weights (1, 2, 3, 6) over 6, and ts_rank of one body occurrence times
+// tfScale is 1. ts_rank saturates repeated occurrences itself (the sum of
+// 1/i², whose limit is π²/6), so a term's frequency counts less than
+// bm25's would.
+const (
+	rankWeights = "{0.16666667, 0.33333333, 0.5, 1.0}"
+	tfScale     = 6 * 1.6449340668 // 6 × π²/6
+	bm25K1      = 1.2
+	bm25B       = 0.75
+)
 
-// rankNormalization is ts_rank's length normalization: none. Chunks are
-// already section-sized; dividing by 1 + the log of the length (1) cost
-// recall on the mintlify question set (recall@1 0.444 against 0.556).
-const rankNormalization = 0
-
-// scoreScale maps idf-weighted ts_rank relevance onto the range where
-// x/(x+1) spreads hits as the SQLite store's scores do: the median top
-// score of the answerable questions of the three eval corpora is within
-// 0.03 of SQLite's.
-const scoreScale = 6.0
+// scoreScale maps bm25 relevance onto the range where x/(x+1) spreads
+// hits as the SQLite store's scores do.
+const scoreScale = 1.0
 
 // Candidates read per hit asked for: enough for page-level ranking to see
 // every page that can make the cut.
@@ -47,16 +50,18 @@ const searchChunkColumns = `c.chunk_id, c.page_path, c.seq, c.anchor, c.url, c.p
 	c.text, c.overlap, c.keywords, c.version, c.language, c.groups, c.boost, c.page_hash`
 
 // ReplacePages replaces the chunks of the pages the chunks belong to and
-// deletes the chunks of removedPages, in one transaction.
+// deletes the chunks of removedPages, in one transaction that also keeps
+// the domain's term statistics (search_terms, search_domain_stats).
 func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search.Chunk, removedPages []string) error {
 	pages := map[string]bool{}
-	var order []string
+	var order, written []string
 	for _, c := range chunks {
 		if !pages[c.PagePath] {
 			pages[c.PagePath] = true
 			order = append(order, c.PagePath)
 		}
 	}
+	written = append(written, order...)
 	for _, p := range removedPages {
 		if !pages[p] {
 			pages[p] = true
@@ -71,38 +76,111 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 		seen[c.ID] = true
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
+		// The statistics are read, changed and written back: one writer
+		// per domain at a time.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockSearchDomain, domain); err != nil {
+			return fmt.Errorf("lock the domain's index: %w", err)
+		}
 		if len(order) > 0 {
+			if err := countTerms(ctx, tx, domain, order, -1); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, `DELETE FROM search_chunks WHERE domain = $1 AND page_path = ANY($2)`, domain, order); err != nil {
 				return fmt.Errorf("delete chunks: %w", err)
 			}
 		}
-		const batchSize = 500
-		for start := 0; start < len(chunks); start += batchSize {
-			b := &pgx.Batch{}
-			for _, c := range chunks[start:min(start+batchSize, len(chunks))] {
-				c = withoutNUL(c)
-				f := search.IndexFields(c)
-				b.Queue(`INSERT INTO search_chunks (domain, chunk_id, page_path, seq, anchor, url, page_title, heading,
-    breadcrumb, text, overlap, keywords, version, language, groups, boost, rank_boost, page_hash, tsv)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-    setweight(to_tsvector('`+textConfig+`', $19), 'A') || setweight(to_tsvector('`+textConfig+`', $20), 'B') ||
-    setweight(to_tsvector('`+textConfig+`', $21), 'C') || setweight(to_tsvector('`+textConfig+`', $22), 'D'))`,
-					domain, c.ID, c.PagePath, c.Seq, c.Anchor, c.URL, c.PageTitle, c.Heading,
-					nonNil(c.Breadcrumb), c.Text, c.Overlap, c.Keywords, c.Version, c.Language, nonNil(c.Groups),
-					max(c.Boost, 0), search.RankBoost(c.Boost), c.PageHash,
-					f.Title, f.Headings, f.Keywords, f.Body)
-			}
-			if err := tx.SendBatch(ctx, b).Close(); err != nil {
-				if isUniqueViolation(err) {
-					return fmt.Errorf("a chunk id appears twice: %w", err)
-				}
-				return fmt.Errorf("insert chunks: %w", err)
+		if err := insertChunks(ctx, tx, domain, chunks); err != nil {
+			return err
+		}
+		if len(chunks) > 0 {
+			if err := countTerms(ctx, tx, domain, written, +1); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("replace search pages of %s: %w", domain, err)
+	}
+	if len(chunks) >= mergePendingAfter {
+		// New GIN entries wait in the index's pending list, which every
+		// search reads through until it is merged; merge a large batch now
+		// rather than at the next vacuum.
+		if _, err := s.pool.Exec(ctx, `SELECT gin_clean_pending_list('search_chunks_tsv'::regclass)`); err != nil {
+			s.log.Warn("merge the search index's pending entries", "domain", domain, "err", err)
+		}
+	}
+	return nil
+}
+
+// mergePendingAfter is the number of chunks written at once from which
+// ReplacePages merges the GIN index's pending list.
+const mergePendingAfter = 200
+
+// insertChunks writes chunks, with their weighted tsvector and length.
+func insertChunks(ctx context.Context, tx pgx.Tx, domain string, chunks []search.Chunk) error {
+	const batchSize = 500
+	for start := 0; start < len(chunks); start += batchSize {
+		b := &pgx.Batch{}
+		for _, c := range chunks[start:min(start+batchSize, len(chunks))] {
+			c = withoutNUL(c)
+			f := search.IndexFields(c)
+			b.Queue(`INSERT INTO search_chunks (domain, chunk_id, page_path, seq, anchor, url, page_title, heading,
+    breadcrumb, text, overlap, keywords, version, language, groups, boost, rank_boost, page_hash, tokens, tsv)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+    setweight(to_tsvector('`+textConfig+`', $20), 'A') || setweight(to_tsvector('`+textConfig+`', $21), 'B') ||
+    setweight(to_tsvector('`+textConfig+`', $22), 'C') || setweight(to_tsvector('`+textConfig+`', $23), 'D'))`,
+				domain, c.ID, c.PagePath, c.Seq, c.Anchor, c.URL, c.PageTitle, c.Heading,
+				nonNil(c.Breadcrumb), c.Text, c.Overlap, c.Keywords, c.Version, c.Language, nonNil(c.Groups),
+				max(c.Boost, 0), search.RankBoost(c.Boost), c.PageHash, f.Tokens(),
+				f.Title, f.Headings, f.Keywords, f.Body)
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("a chunk id appears twice: %w", err)
+			}
+			return fmt.Errorf("insert chunks: %w", err)
+		}
+	}
+	return nil
+}
+
+// countTerms adds the chunks of pages to the domain's term statistics
+// (sign +1) or takes them away (sign -1).
+func countTerms(ctx context.Context, tx pgx.Tx, domain string, pages []string, sign int) error {
+	const chunkTerms = `SELECT l.lexeme, count(*) AS n
+    FROM search_chunks c, unnest(tsvector_to_array(c.tsv)) AS l(lexeme)
+    WHERE c.domain = $1 AND c.page_path = ANY($2) GROUP BY l.lexeme`
+	const chunkTotals = `SELECT count(*) AS n, COALESCE(sum(tokens), 0) AS tokens
+    FROM search_chunks WHERE domain = $1 AND page_path = ANY($2)`
+	var err error
+	if sign > 0 {
+		_, err = tx.Exec(ctx, `INSERT INTO search_terms (domain, lexeme, chunks)
+SELECT $1, t.lexeme, t.n FROM (`+chunkTerms+`) t
+ON CONFLICT (domain, lexeme) DO UPDATE SET chunks = search_terms.chunks + EXCLUDED.chunks`, domain, pages)
+		if err == nil {
+			_, err = tx.Exec(ctx, `INSERT INTO search_domain_stats (domain, chunks, tokens)
+SELECT $1, t.n, t.tokens FROM (`+chunkTotals+`) t
+ON CONFLICT (domain) DO UPDATE SET chunks = search_domain_stats.chunks + EXCLUDED.chunks,
+    tokens = search_domain_stats.tokens + EXCLUDED.tokens`, domain, pages)
+		}
+	} else {
+		// Lexemes no chunk holds any more are deleted, the others counted
+		// down: two sets of rows, so one statement does both.
+		_, err = tx.Exec(ctx, `WITH gone AS MATERIALIZED (`+chunkTerms+`),
+dropped AS (
+    DELETE FROM search_terms t USING gone
+    WHERE t.domain = $1 AND t.lexeme = gone.lexeme AND t.chunks <= gone.n
+)
+UPDATE search_terms t SET chunks = t.chunks - gone.n FROM gone
+WHERE t.domain = $1 AND t.lexeme = gone.lexeme AND t.chunks > gone.n`, domain, pages)
+		if err == nil {
+			_, err = tx.Exec(ctx, `UPDATE search_domain_stats s SET chunks = s.chunks - t.n, tokens = s.tokens - t.tokens
+FROM (`+chunkTotals+`) t WHERE s.domain = $1`, domain, pages)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("count the index's terms: %w", err)
 	}
 	return nil
 }
@@ -128,16 +206,74 @@ func (s *Store) PageHashes(ctx context.Context, domain string) (map[string]strin
 	return out, nil
 }
 
-// Search runs a query with PostgreSQL full-text search: the terms' tsquery
-// matched against the weighted tsvector through the GIN index, ranked by
-// ts_rank times the chunk's boost and the current page's boost, filtered;
-// then search.RankCandidates over the best of those.
+// searchStatement is Search's query: $1–$3 the words of the terms (term
+// ordinal, word, prefix), $4 the domain, $5–$7 the terms (to_tsquery
+// expression, required, phrase), $8 and $9 the current page and its boost,
+// $10–$12 bm25's k1 and b and tfScale, $13–$15 the filters (version,
+// language, groups), $16 the number of candidates.
+//
+// The match query is made from the statistics inside the statement, so
+// the planner cannot see how many chunks it matches and takes the GIN
+// index. Given the query as a value, it counts the matches but does not
+// charge for decompressing each row's tsvector, and picks a sequential
+// scan of the domain several times slower (TestSearchUsesTheGINIndex).
+const searchStatement = `WITH words AS MATERIALIZED (
+    SELECT w.term, (tsvector_to_array(to_tsvector('` + textConfig + `', w.word)))[1] AS lexeme, w.prefix
+    FROM unnest($1::int[], $2::text[], $3::bool[]) AS w(term, word, prefix)
+), stats AS MATERIALIZED (
+    SELECT s.chunks::float8 AS n, greatest(s.tokens::float8 / greatest(s.chunks, 1), 1) AS avglen
+    FROM search_domain_stats s WHERE s.domain = $4 AND s.chunks > 0
+), freq AS MATERIALIZED (
+    -- A phrase is taken to be as common as its rarest word, a prefix as
+    -- all the lexemes it begins; stop words count for nothing.
+    SELECT w.term, min(CASE
+        WHEN w.prefix THEN (SELECT COALESCE(sum(t.chunks), 0) FROM search_terms t
+            WHERE t.domain = $4 AND starts_with(t.lexeme, w.lexeme))
+        ELSE COALESCE((SELECT t.chunks FROM search_terms t WHERE t.domain = $4 AND t.lexeme = w.lexeme), 0)
+    END) AS df
+    FROM words w WHERE w.lexeme IS NOT NULL GROUP BY w.term
+), terms AS MATERIALIZED (
+    SELECT e.expr, to_tsquery('` + textConfig + `', e.expr) AS q, e.required, e.phrase, f.df,
+        ln(1 + (st.n - least(f.df, st.n) + 0.5) / (least(f.df, st.n) + 0.5)) AS idf
+    FROM unnest($5::text[], $6::bool[], $7::bool[]) WITH ORDINALITY AS e(expr, required, phrase, term)
+    JOIN freq f ON f.term = e.term CROSS JOIN stats st
+), m AS MATERIALIZED (
+    -- Every required term and one of the others.
+    SELECT CASE WHEN bool_or(required AND df = 0) THEN NULL ELSE to_tsquery('` + textConfig + `', NULLIF(concat_ws(' & ',
+        string_agg('(' || expr || ')', ' & ') FILTER (WHERE required),
+        '(' || string_agg(expr, ' | ') FILTER (WHERE NOT required AND df > 0) || ')'), '')) END AS q
+    FROM terms
+)
+SELECT c.id, c.page_path, c.seq, st.n::bigint,
+    r.rel * c.rank_boost * (CASE WHEN c.page_path = $8 THEN $9::float8 ELSE 1 END) AS score
+FROM search_chunks c
+CROSS JOIN stats st
+-- One copy of the tsvector, decompressed once, for all the terms.
+CROSS JOIN LATERAL (SELECT c.tsv || ''::tsvector AS v OFFSET 0) d
+CROSS JOIN LATERAL (
+    SELECT sum(t.idf * x.tf * ($10 + 1) / (x.tf + $10 * (1 - $11 + $11 * c.tokens / st.avglen))) AS rel
+    FROM terms t
+    -- ts_rank of a phrase ranks its words wherever they are.
+    CROSS JOIN LATERAL (SELECT CASE WHEN t.phrase AND NOT d.v @@ t.q THEN 0
+        ELSE ts_rank('` + rankWeights + `', d.v, t.q, 0) * $12 END AS tf) x
+    WHERE t.df > 0
+) r
+WHERE c.domain = $4 AND c.tsv @@ (SELECT q FROM m)
+  AND ($13 = '' OR c.version = '' OR c.version = $13)
+  AND ($14 = '' OR c.language = '' OR lower(c.language) = lower($14))
+  AND (cardinality(c.groups) = 0 OR c.groups && $15::text[])
+ORDER BY score DESC
+LIMIT $16`
+
+// Search runs a query with PostgreSQL full-text search in one statement:
+// each term's document frequency comes from the term statistics, the
+// chunks to rank from the GIN index, and each of those is scored by bm25 over its weighted tsvector, times the chunk's boost
+// and the current page's; then search.RankCandidates over the best.
 func (s *Store) Search(ctx context.Context, domain string, q search.Query) ([]search.Hit, error) {
-	parts := termQueries(q.Terms)
-	if len(parts) == 0 {
+	st := sqlTerms(q.Terms)
+	if len(st.exprs) == 0 {
 		return nil, nil
 	}
-	expr := joinQuery(q.Terms, parts)
 	limit := q.Limit
 	if limit <= 0 {
 		limit = search.DefaultPageSize
@@ -146,32 +282,11 @@ func (s *Store) Search(ctx context.Context, domain string, q search.Query) ([]se
 	if pathBoost <= 0 || q.BoostPath == "" {
 		pathBoost = 1
 	}
-	// ts_rank knows nothing of how rare a word is, so each term is ranked
-	// on its own and weighted by its inverse document frequency, as bm25
-	// does: the chunks matching the whole query are found through the GIN
-	// index, then scored term by term.
-	rows, err := s.pool.Query(ctx, `
-WITH t AS MATERIALIZED (
-    SELECT to_tsquery('`+textConfig+`', x) AS q FROM unnest($1::text[]) AS u(x)
-), df AS MATERIALIZED (
-    SELECT t.q, (SELECT count(*) FROM search_chunks c WHERE c.domain = $4 AND c.tsv @@ t.q) AS n FROM t
-), total AS MATERIALIZED (
-    SELECT count(*) AS n FROM search_chunks WHERE domain = $4
-), w AS MATERIALIZED (
-    SELECT df.q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf FROM df, total WHERE df.n > 0
-)
-SELECT c.id, c.page_path, c.seq, (SELECT n FROM total),
-    (SELECT COALESCE(sum(CASE WHEN c.tsv @@ w.q THEN w.idf * ts_rank('`+rankWeights+`', c.tsv, w.q, `+fmt.Sprint(rankNormalization)+`) ELSE 0 END), 0) FROM w)
-    * c.rank_boost * (CASE WHEN c.page_path = $2 THEN $3::float8 ELSE 1 END) AS score
-FROM search_chunks c
-WHERE c.domain = $4 AND c.tsv @@ to_tsquery('`+textConfig+`', $9)
-  AND ($5 = '' OR c.version = '' OR c.version = $5)
-  AND ($6 = '' OR c.language = '' OR lower(c.language) = lower($6))
-  AND (cardinality(c.groups) = 0 OR c.groups && $7::text[])
-ORDER BY score DESC
-LIMIT $8`,
-		parts, q.BoostPath, pathBoost, domain, q.Filter.Version, q.Filter.Language, nonNil(q.Filter.Groups),
-		max(candidatesPerHit*limit, minCandidates), expr)
+	rows, err := s.pool.Query(ctx, searchStatement,
+		st.wordTerms, st.words, st.prefixes, domain, st.exprs, st.required, st.phrases,
+		q.BoostPath, pathBoost, bm25K1, bm25B, tfScale,
+		q.Filter.Version, q.Filter.Language, nonNil(q.Filter.Groups),
+		max(candidatesPerHit*limit, minCandidates))
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", domain, err)
 	}
@@ -266,57 +381,51 @@ func scanChunk(rows pgx.Rows, c *search.Chunk, extra ...any) error {
 	return nil
 }
 
-// termQueries writes each term as a to_tsquery expression, "" for a term
-// with no letters or digits: a phrase's words joined by <->, a prefix
-// term's last word ending in :*. Words are cut to their letters and digits
-// and each quoted, so no user text is read as tsquery syntax.
-func termQueries(terms []search.Term) []string {
-	out := make([]string, 0, len(terms))
-	n := 0
-	for _, t := range terms {
-		var lexemes []string
-		for _, w := range t.Words {
-			lexemes = append(lexemes, strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })...)
-		}
-		if len(lexemes) == 0 {
-			out = append(out, "")
-			continue
-		}
-		for i, l := range lexemes {
-			lexemes[i] = "'" + l + "'"
-		}
-		if t.Prefix {
-			lexemes[len(lexemes)-1] += ":*"
-		}
-		out = append(out, strings.Join(lexemes, " <-> "))
-		n++
-	}
-	if n == 0 {
-		return nil
-	}
-	return out
+// queryTerms are a query's terms as Search's statement takes them: per
+// term, its to_tsquery expression, whether it is required and whether it
+// is a phrase; per word of each term, the term's ordinal (from 1), the word
+// and whether it is a prefix.
+type queryTerms struct {
+	exprs     []string
+	required  []bool
+	phrases   []bool
+	wordTerms []int32
+	words     []string
+	prefixes  []bool
 }
 
-// joinQuery writes the whole query from the terms' expressions (see
-// termQueries): required terms joined by &, with the | of the optional
-// terms.
-func joinQuery(terms []search.Term, parts []string) string {
-	var req, opt []string
-	for i, t := range terms {
-		if parts[i] == "" {
+// sqlTerms writes each term as a to_tsquery expression and lists its words,
+// leaving out terms with no letters or digits: a phrase's words are joined
+// by <->, a prefix term's last word ends in :*. Words are cut to their
+// letters and digits and each quoted, so no user text is read as tsquery
+// syntax.
+func sqlTerms(terms []search.Term) queryTerms {
+	var out queryTerms
+	for _, t := range terms {
+		var words []string
+		for _, w := range t.Words {
+			words = append(words, strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })...)
+		}
+		if len(words) == 0 {
 			continue
 		}
-		if t.Required {
-			req = append(req, "("+parts[i]+")")
-		} else {
-			opt = append(opt, "("+parts[i]+")")
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			quoted[i] = "'" + w + "'"
+		}
+		if t.Prefix {
+			quoted[len(quoted)-1] += ":*"
+		}
+		out.exprs = append(out.exprs, strings.Join(quoted, " <-> "))
+		out.required = append(out.required, t.Required)
+		out.phrases = append(out.phrases, len(words) > 1)
+		for i, w := range words {
+			out.wordTerms = append(out.wordTerms, int32(len(out.exprs)))
+			out.words = append(out.words, w)
+			out.prefixes = append(out.prefixes, t.Prefix && i == len(words)-1)
 		}
 	}
-	all := req
-	if len(opt) > 0 {
-		all = append(all, "("+strings.Join(opt, " | ")+")")
-	}
-	return strings.Join(all, " & ")
+	return out
 }
 
 // withoutNUL drops the NUL characters of a chunk's text, which PostgreSQL's
