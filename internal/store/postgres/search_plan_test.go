@@ -57,7 +57,7 @@ func TestSearchUsesTheGINIndex(t *testing.T) {
 	var plan []byte
 	err = s.pool.QueryRow(t.Context(), "EXPLAIN (FORMAT JSON) "+searchStatement,
 		st.wordTerms, st.words, st.prefixes, "big", st.exprs, st.required, st.phrases,
-		"", 1.0, bm25K1, bm25B, tfScale, "", "", []string{}, 300).Scan(&plan)
+		"", 1.0, bm25K1, bm25B, rankScale, "", "", []string{}, 300).Scan(&plan)
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
