@@ -62,21 +62,22 @@ fuzz: ## Fuzz the request and key parsers for a short while each
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzParseAssistantBody -fuzztime 20s
 	$(GO) test ./internal/apikey -run '^$$' -fuzz FuzzParse -fuzztime 20s
 
-.PHONY: bench
-bench: ## Job create+get over HTTP at 32 concurrent clients, SQLite against PostgreSQL (with the DOCSMITH_TEST_* servers)
-	$(GO) test ./internal/app -run '^$$' -bench BenchmarkJobCreateGet -benchtime 5000x
-
 CORPORA ?= ../shared/corpora
+
+.PHONY: bench
+bench: ## Job create+get over HTTP at 32 clients and assistant retrieval latency, SQLite against PostgreSQL (with the DOCSMITH_TEST_* servers)
+	$(GO) test ./internal/app -run '^$$' -bench BenchmarkJobCreateGet -benchtime 5000x
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/store/postgres -run '^$$' -bench SearchRetrieve -benchtime 2000x
 
 .PHONY: bench-agent
 bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a medium docs site in a real Gitea
-	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(CORPORA)/hoppscotch \
+	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/hoppscotch \
 		$(GO) test ./internal/agentrun -run '^$$' -bench TurnAgainstPlainGit -benchtime 10x
 
 .PHONY: bench-assistant
 bench-assistant: ## Index build, retrieval latency, and 100 concurrent assistant streams on a large docs site
 	$(GO) test ./internal/store/sqlite -run '^$$' -bench 'BenchmarkSearch' -benchtime 3x
-	DOCSMITH_BENCH_SITE=$(CORPORA)/mintlify $(GO) test ./internal/app -run '^$$' -bench AssistantStreams -benchtime 500x
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench AssistantStreams -benchtime 500x
 
 $(GOLANGCI_LINT):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
