@@ -420,17 +420,28 @@ func TestSearchAndPage(t *testing.T) {
 	if len(res) == 0 || res[0].PagePath != "guides/schedules" || res[0].URL != siteURL+"/guides/schedules" || res[0].Title != "Schedules" {
 		t.Fatalf("search = %+v", res)
 	}
-	page, err := e.svc.Page(t.Context(), e.domain, "/guides/schedules/")
+	page, err := e.svc.Page(t.Context(), e.domain, "/guides/schedules/", nil)
 	must(t, err)
 	if page.Path != "guides/schedules" || !strings.Contains(page.Content, "--max-rate 5MB") {
 		t.Fatalf("page = %+v", page)
 	}
-	if index, err := e.svc.Page(t.Context(), e.domain, "/"); err != nil || index.Path != "index" {
+	if index, err := e.svc.Page(t.Context(), e.domain, "/", nil); err != nil || index.Path != "index" {
 		t.Errorf("page / = %+v, %v", index, err)
 	}
 	for _, p := range []string{"nope", "", "guides/sync/../../etc"} {
-		if _, err := e.svc.Page(t.Context(), e.domain, p); !apperr.Is(err, apperr.NotFound) {
+		if _, err := e.svc.Page(t.Context(), e.domain, p, nil); !apperr.Is(err, apperr.NotFound) {
 			t.Errorf("page %q: %v", p, err)
+		}
+	}
+	// A restricted page is shown only to its groups, and to others it is
+	// as unknown as a page that does not exist.
+	if audit, err := e.svc.Page(t.Context(), e.domain, "guides/audit", []string{"staff", "admins"}); err != nil || !strings.Contains(audit.Content, "tern audit") {
+		t.Errorf("page guides/audit for admins = %+v, %v", audit, err)
+	}
+	for _, groups := range [][]string{nil, {"staff"}} {
+		_, err := e.svc.Page(t.Context(), e.domain, "guides/audit", groups)
+		if !apperr.Is(err, apperr.NotFound) || apperr.MessageOf(err) != `page "guides/audit" not found in the docs of `+e.domain.ID {
+			t.Errorf("page guides/audit for %q: %v", groups, err)
 		}
 	}
 }

@@ -233,14 +233,18 @@ func (s *Service) Search(ctx context.Context, d tenant.Domain, q SearchRequest) 
 	return out, nil
 }
 
-// Page returns one indexed page of the domain as text; an unknown page is
-// an apperr NotFound error.
-func (s *Service) Page(ctx context.Context, d tenant.Domain, path string) (search.PageText, error) {
+// Page returns one indexed page of the domain as text, if a reader in
+// groups may see it; an unknown page, or one restricted to other groups,
+// is an apperr NotFound error, the same for both.
+func (s *Service) Page(ctx context.Context, d tenant.Domain, path string, groups []string) (search.PageText, error) {
 	p := search.PagePath(path)
 	if p == "" {
 		return search.PageText{}, apperr.New(apperr.NotFound, "page %q not found", path)
 	}
 	pt, err := s.index.Page(ctx, d.ID, p)
+	if err == nil && !pt.VisibleTo(groups) {
+		err = search.ErrPageNotFound
+	}
 	if errors.Is(err, search.ErrPageNotFound) {
 		return search.PageText{}, apperr.New(apperr.NotFound, "page %q not found in the docs of %s", path, d.ID)
 	}

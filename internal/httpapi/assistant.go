@@ -49,6 +49,9 @@ type (
 	}
 	pageBody struct {
 		Path *string `json:"path"`
+		// Filter's groups are the reader's access groups; its version
+		// and language do not apply to a page asked for by path.
+		Filter json.RawMessage `json:"filter"`
 	}
 )
 
@@ -343,10 +346,14 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) error {
 	if body.Path == nil || strings.TrimSpace(*body.Path) == "" {
 		return apperr.New(apperr.Invalid, `field "path" is required: a page path as search results give it`)
 	}
+	filter, err := decodeFilter(body.Filter)
+	if err != nil {
+		return err
+	}
 	if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {
 		return err
 	}
-	page, err := s.Assistant.Page(r.Context(), d, *body.Path)
+	page, err := s.Assistant.Page(r.Context(), d, *body.Path, filter.Groups)
 	if err != nil {
 		return err
 	}

@@ -405,6 +405,16 @@ func TestSearchAndPageEndpoints(t *testing.T) {
 	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":""}`); r.status != 400 || !strings.Contains(r.errorMessage(t), `"path" is required`) {
 		t.Errorf("empty path: %d %s", r.status, r.body)
 	}
+	// A page restricted to groups needs one of them in filter.groups.
+	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":"guides/audit","filter":{"groups":["admins"]}}`); r.status != 200 || !strings.Contains(r.body, "tern audit") {
+		t.Errorf("restricted page for its group: %d %s", r.status, r.body)
+	}
+	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":"guides/audit"}`); r.status != 404 {
+		t.Errorf("restricted page without groups: %d %s", r.status, r.body)
+	}
+	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":"guides/audit","filter":{"groups":"admins"}}`); r.status != 400 || !strings.Contains(r.errorMessage(t), "groups") {
+		t.Errorf("groups not an array: %d %s", r.status, r.body)
+	}
 }
 
 func TestIndexEndpoint(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -117,6 +118,23 @@ type PageText struct {
 	// Content is the page's text: the sections in order, each heading as a
 	// Markdown heading line.
 	Content string
+	// Groups are the page's access groups (see Chunk.Groups).
+	Groups []string
+}
+
+// VisibleTo reports whether a reader in groups may see the page: a page
+// without groups is public, a restricted one needs a shared group, as
+// Filter.Groups keeps chunks in a search.
+func (pt PageText) VisibleTo(groups []string) bool {
+	if len(pt.Groups) == 0 {
+		return true
+	}
+	for _, g := range groups {
+		if slices.Contains(pt.Groups, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrPageNotFound is returned by Index.Page for a page the index does not
@@ -167,6 +185,11 @@ func AssemblePage(chunks []Chunk) (PageText, bool) {
 	b.WriteString("# " + first.PageTitle + "\n")
 	prevAnchor := ""
 	for _, c := range chunks {
+		for _, g := range c.Groups {
+			if !slices.Contains(pt.Groups, g) {
+				pt.Groups = append(pt.Groups, g)
+			}
+		}
 		if c.Anchor != prevAnchor && c.Heading != "" {
 			b.WriteString("\n## " + c.Heading + "\n")
 		}

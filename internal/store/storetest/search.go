@@ -358,6 +358,15 @@ func testSearchPage(t *testing.T, s Store) {
 		!strings.Contains(p.Content, "Hard water flattens") {
 		t.Errorf("content = %q", p.Content)
 	}
+	// A restricted page carries its groups, for the caller to check.
+	must(t, s.ReplacePages(t.Context(), "restricted", []search.Chunk{chunk("staff/rota", "teapot rota", func(c *search.Chunk) { c.Groups = []string{"staff", "admin"} })}, nil), "ReplacePages")
+	if rota, err := s.Page(t.Context(), "restricted", "staff/rota"); err != nil || !slices.Equal(rota.Groups, []string{"staff", "admin"}) ||
+		rota.VisibleTo(nil) || !rota.VisibleTo([]string{"admin"}) {
+		t.Errorf("restricted page = %+v, %v", rota, err)
+	}
+	if len(p.Groups) != 0 || !p.VisibleTo(nil) {
+		t.Errorf("public page groups = %q", p.Groups)
+	}
 	for _, missing := range [][2]string{{"kettle", "no/such/page"}, {"other", "guides/brewing"}} {
 		if _, err := s.Page(t.Context(), missing[0], missing[1]); !errors.Is(err, search.ErrPageNotFound) {
 			t.Errorf("Page(%s, %s) error = %v, want ErrPageNotFound", missing[0], missing[1], err)
