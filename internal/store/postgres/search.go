@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -54,14 +55,14 @@ const searchChunkColumns = `c.chunk_id, c.page_path, c.seq, c.anchor, c.url, c.p
 // the domain's term statistics (search_terms, search_domain_stats).
 func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search.Chunk, removedPages []string) error {
 	pages := map[string]bool{}
-	var order, written []string
+	var order []string
 	for _, c := range chunks {
 		if !pages[c.PagePath] {
 			pages[c.PagePath] = true
 			order = append(order, c.PagePath)
 		}
 	}
-	written = append(written, order...)
+	written := slices.Clone(order)
 	for _, p := range removedPages {
 		if !pages[p] {
 			pages[p] = true
@@ -82,7 +83,7 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 			return fmt.Errorf("lock the domain's index: %w", err)
 		}
 		if len(order) > 0 {
-			if err := countTerms(ctx, tx, domain, order, -1); err != nil {
+			if err := uncountPages(ctx, tx, domain, order); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM search_chunks WHERE domain = $1 AND page_path = ANY($2)`, domain, order); err != nil {
@@ -93,7 +94,7 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 			return err
 		}
 		if len(chunks) > 0 {
-			if err := countTerms(ctx, tx, domain, written, +1); err != nil {
+			if err := countPages(ctx, tx, domain, written); err != nil {
 				return err
 			}
 		}
@@ -145,42 +146,50 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 	return nil
 }
 
-// countTerms adds the chunks of pages to the domain's term statistics
-// (sign +1) or takes them away (sign -1).
-func countTerms(ctx context.Context, tx pgx.Tx, domain string, pages []string, sign int) error {
-	const chunkTerms = `SELECT l.lexeme, count(*) AS n
+// pageTerms lists the lexemes of the chunks of pages $2 of domain $1, each
+// with the number of chunks holding it; pageTotals counts those chunks and
+// sums their lengths.
+const (
+	pageTerms = `SELECT l.lexeme, count(*) AS n
     FROM search_chunks c, unnest(tsvector_to_array(c.tsv)) AS l(lexeme)
     WHERE c.domain = $1 AND c.page_path = ANY($2) GROUP BY l.lexeme`
-	const chunkTotals = `SELECT count(*) AS n, COALESCE(sum(tokens), 0) AS tokens
+	pageTotals = `SELECT count(*) AS n, COALESCE(sum(tokens), 0) AS tokens
     FROM search_chunks WHERE domain = $1 AND page_path = ANY($2)`
-	var err error
-	if sign > 0 {
-		_, err = tx.Exec(ctx, `INSERT INTO search_terms (domain, lexeme, chunks)
-SELECT $1, t.lexeme, t.n FROM (`+chunkTerms+`) t
-ON CONFLICT (domain, lexeme) DO UPDATE SET chunks = search_terms.chunks + EXCLUDED.chunks`, domain, pages)
-		if err == nil {
-			_, err = tx.Exec(ctx, `INSERT INTO search_domain_stats (domain, chunks, tokens)
-SELECT $1, t.n, t.tokens FROM (`+chunkTotals+`) t
+)
+
+// countPages adds the chunks of pages to the domain's term statistics.
+func countPages(ctx context.Context, tx pgx.Tx, domain string, pages []string) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO search_terms (domain, lexeme, chunks)
+SELECT $1, t.lexeme, t.n FROM (`+pageTerms+`) t
+ON CONFLICT (domain, lexeme) DO UPDATE SET chunks = search_terms.chunks + EXCLUDED.chunks`, domain, pages); err != nil {
+		return fmt.Errorf("count the index's terms: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO search_domain_stats (domain, chunks, tokens)
+SELECT $1, t.n, t.tokens FROM (`+pageTotals+`) t
 ON CONFLICT (domain) DO UPDATE SET chunks = search_domain_stats.chunks + EXCLUDED.chunks,
-    tokens = search_domain_stats.tokens + EXCLUDED.tokens`, domain, pages)
-		}
-	} else {
-		// Lexemes no chunk holds any more are deleted, the others counted
-		// down: two sets of rows, so one statement does both.
-		_, err = tx.Exec(ctx, `WITH gone AS MATERIALIZED (`+chunkTerms+`),
+    tokens = search_domain_stats.tokens + EXCLUDED.tokens`, domain, pages); err != nil {
+		return fmt.Errorf("count the index's chunks: %w", err)
+	}
+	return nil
+}
+
+// uncountPages takes the chunks of pages away from the domain's term
+// statistics, before they are deleted.
+func uncountPages(ctx context.Context, tx pgx.Tx, domain string, pages []string) error {
+	// Lexemes no chunk holds any more are deleted, the others counted
+	// down: two sets of rows, so one statement does both.
+	if _, err := tx.Exec(ctx, `WITH gone AS MATERIALIZED (`+pageTerms+`),
 dropped AS (
     DELETE FROM search_terms t USING gone
     WHERE t.domain = $1 AND t.lexeme = gone.lexeme AND t.chunks <= gone.n
 )
 UPDATE search_terms t SET chunks = t.chunks - gone.n FROM gone
-WHERE t.domain = $1 AND t.lexeme = gone.lexeme AND t.chunks > gone.n`, domain, pages)
-		if err == nil {
-			_, err = tx.Exec(ctx, `UPDATE search_domain_stats s SET chunks = s.chunks - t.n, tokens = s.tokens - t.tokens
-FROM (`+chunkTotals+`) t WHERE s.domain = $1`, domain, pages)
-		}
-	}
-	if err != nil {
+WHERE t.domain = $1 AND t.lexeme = gone.lexeme AND t.chunks > gone.n`, domain, pages); err != nil {
 		return fmt.Errorf("count the index's terms: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE search_domain_stats s SET chunks = s.chunks - t.n, tokens = s.tokens - t.tokens
+FROM (`+pageTotals+`) t WHERE s.domain = $1`, domain, pages); err != nil {
+		return fmt.Errorf("count the index's chunks: %w", err)
 	}
 	return nil
 }
