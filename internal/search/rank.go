@@ -107,3 +107,17 @@ func NormalizeScore(raw, scale float64, words, total int) float64 {
 	x := scale * raw / math.Log(float64(max(total, 2))+1) / math.Sqrt(float64(max(words, 1)))
 	return x / (x + 1)
 }
+
+// RankedHits turns the ranked candidates into hits, in their order, from
+// the chunks an engine read for them by key, each score normalized (see
+// NormalizeScore). A candidate whose chunk was not read (its page was
+// rewritten in between) is left out.
+func RankedHits(ranked []Candidate, chunks map[int64]Chunk, scale float64, words, total int) []Hit {
+	hits := make([]Hit, 0, len(ranked))
+	for _, c := range ranked {
+		if chunk, ok := chunks[c.Key]; ok {
+			hits = append(hits, Hit{Chunk: chunk, Score: NormalizeScore(c.Score, scale, words, total)})
+		}
+	}
+	return hits
+}

@@ -41,3 +41,16 @@ func TestRankCandidates(t *testing.T) {
 		t.Errorf("no candidates = %v", got)
 	}
 }
+
+func TestRankedHits(t *testing.T) {
+	t.Parallel()
+	ranked := []Candidate{{Key: 7, Score: 9}, {Key: 3, Score: 4}, {Key: 5, Score: 1}}
+	chunks := map[int64]Chunk{3: {ID: "b"}, 7: {ID: "a"}, 99: {ID: "unranked"}}
+	hits := RankedHits(ranked, chunks, 1, 2, 100)
+	if len(hits) != 2 || hits[0].ID != "a" || hits[1].ID != "b" {
+		t.Fatalf("hits = %+v, want a then b, the unread candidate 5 left out", hits)
+	}
+	if want := NormalizeScore(9, 1, 2, 100); hits[0].Score != want || hits[1].Score >= hits[0].Score {
+		t.Errorf("scores = %v, %v; want %v first, then lower", hits[0].Score, hits[1].Score, want)
+	}
+}

@@ -323,36 +323,27 @@ func (s *Store) Search(ctx context.Context, domain string, q search.Query) ([]se
 // hits reads the ranked chunks and scores them.
 func (s *Store) hits(ctx context.Context, domain string, ranked []search.Candidate, nTerms, total int) ([]search.Hit, error) {
 	keys := make([]int64, len(ranked))
-	pos := make(map[int64]int, len(ranked))
 	for i, c := range ranked {
-		keys[i], pos[c.Key] = c.Key, i
+		keys[i] = c.Key
 	}
 	rows, err := s.pool.Query(ctx, `SELECT c.id, `+searchChunkColumns+` FROM search_chunks c WHERE c.id = ANY($1)`, keys)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", domain, err)
 	}
 	defer rows.Close()
-	hits := make([]search.Hit, len(ranked))
+	chunks := make(map[int64]search.Chunk, len(ranked))
 	for rows.Next() {
 		var key int64
 		var c search.Chunk
 		if err := scanChunk(rows, &c, &key); err != nil {
 			return nil, fmt.Errorf("search %s: %w", domain, err)
 		}
-		i := pos[key]
-		hits[i] = search.Hit{Chunk: c, Score: search.NormalizeScore(ranked[i].Score, scoreScale, nTerms, total)}
+		chunks[key] = c
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search %s: %w", domain, err)
 	}
-	// A page rewritten between the two queries loses its chunks here.
-	out := hits[:0]
-	for _, h := range hits {
-		if h.ID != "" {
-			out = append(out, h)
-		}
-	}
-	return out, nil
+	return search.RankedHits(ranked, chunks, scoreScale, nTerms, total), nil
 }
 
 // Page returns an indexed page as text, from its chunks.

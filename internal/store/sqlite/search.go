@@ -205,9 +205,8 @@ const (
 func (s *Store) hits(ctx context.Context, domain string, ranked []search.Candidate, nTerms int) ([]search.Hit, error) {
 	args := make([]any, len(ranked))
 	marks := make([]string, len(ranked))
-	pos := make(map[int64]int, len(ranked))
 	for i, c := range ranked {
-		args[i], marks[i], pos[c.Key] = c.Key, "?", i
+		args[i], marks[i] = c.Key, "?"
 	}
 	var total int
 	if err := s.read.QueryRowContext(ctx, `SELECT chunks FROM search_stats WHERE id = 1`).Scan(&total); err != nil {
@@ -218,28 +217,20 @@ func (s *Store) hits(ctx context.Context, domain string, ranked []search.Candida
 		return nil, fmt.Errorf("search %s: %w", domain, err)
 	}
 	defer rows.Close()
-	hits := make([]search.Hit, len(ranked))
+	chunks := make(map[int64]search.Chunk, len(ranked))
 	for rows.Next() {
 		var key int64
 		var c search.Chunk
 		if err := scanChunk(rows, &c, &key); err != nil {
 			return nil, fmt.Errorf("search %s: %w", domain, err)
 		}
-		i := pos[key]
-		// bm25's figures need no scaling.
-		hits[i] = search.Hit{Chunk: c, Score: search.NormalizeScore(ranked[i].Score, 1, nTerms, total)}
+		chunks[key] = c
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search %s: %w", domain, err)
 	}
-	// A page rewritten between the two queries loses its chunks here.
-	out := hits[:0]
-	for _, h := range hits {
-		if h.ID != "" {
-			out = append(out, h)
-		}
-	}
-	return out, nil
+	// bm25's figures need no scaling.
+	return search.RankedHits(ranked, chunks, 1, nTerms, total), nil
 }
 
 // Page returns an indexed page as text, from its chunks.
