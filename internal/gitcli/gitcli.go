@@ -371,6 +371,10 @@ func (g *Git) environ(inv invocation) []string {
 	config := [][2]string{
 		{"core.hooksPath", g.hooksDir},
 		{"core.fsmonitor", "false"},
+		// A checkout never holds a live symbolic link: git writes each link
+		// as a small file holding its target, so nothing in a repository
+		// can point a reader or a writer outside the checkout.
+		{"core.symlinks", "false"},
 		{"commit.gpgSign", "false"},
 		{"gc.auto", "0"},
 		{"maintenance.auto", "false"},

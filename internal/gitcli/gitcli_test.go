@@ -544,3 +544,70 @@ func TestTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckoutsHoldNoSymlinks: a repository's symbolic links, whether they
+// lead to an absolute host path, out of the repository through "..", or to a
+// directory inside it, reach a checkout as plain files holding the link's
+// target, on a clone and on the files a rebase brings in.
+func TestCheckoutsHoldNoSymlinks(t *testing.T) {
+	t.Parallel()
+	w := setup(t)
+	ctx := t.Context()
+	outside := t.TempDir()
+	links := map[string]string{
+		"abs":            outside,
+		"up":             "../..",
+		"docs/nested":    "../../../",
+		"docs/in-repo":   "intro.mdx",
+		"docs/guide-dir": ".",
+	}
+	w.human("main", "links", func(dir string) {
+		for name, target := range links {
+			if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	assertPlain := func(dir string, name, target string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !fi.Mode().IsRegular() {
+			t.Fatalf("%s is %v in the checkout, want a regular file", name, fi.Mode().Type())
+		}
+		if data, _ := os.ReadFile(p); string(data) != target {
+			t.Fatalf("%s holds %q, want the link target %q", name, data, target)
+		}
+	}
+
+	repo := w.clone(ctx, "main")
+	for name, target := range links {
+		assertPlain(repo.Dir, name, target)
+	}
+
+	// Links a rebase brings in are plain files too.
+	if err := repo.CreateBranch(ctx, jobBranch); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, repo, "ours 1", map[string]string{"ours.md": "first\n"})
+	if err := repo.Push(ctx, jobBranch, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.human(jobBranch, "more links", func(dir string) {
+		if err := os.Symlink(outside, filepath.Join(dir, "late")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	commit(t, repo, "ours 2", map[string]string{"ours.md": "first\nsecond\n"})
+	if err := repo.PushRebasing(ctx, jobBranch, nil, 3); err != nil {
+		t.Fatalf("PushRebasing: %v", err)
+	}
+	assertPlain(repo.Dir, "late", outside)
+	// Our commits leave the links as the repository had them.
+	if mode := w.fixGit(w.root, "--git-dir="+w.remote, "ls-tree", "refs/heads/"+jobBranch, "abs"); !strings.HasPrefix(mode, "120000") {
+		t.Fatalf("abs is %q on the branch, want a symlink entry kept as is", mode)
+	}
+}
