@@ -176,7 +176,7 @@ func Load(fsys fs.FS) (*Site, error) {
 // readConfig finds docs.json, else mint.json.
 func readConfig(fsys fs.FS) (string, []byte, error) {
 	for _, name := range []string{DocsJSON, MintJSON} {
-		raw, err := fs.ReadFile(fsys, name)
+		raw, err := ReadFile(fsys, name, MaxFileBytes)
 		if err == nil {
 			return name, raw, nil
 		}
@@ -317,7 +317,16 @@ func (s *Site) loadPages(refs []navPageRef) {
 				fmt.Sprintf("%s names page %q, but there is no %s.mdx or %s.md; create the page or fix the entry", ref.loc, ref.raw, ref.path, ref.path)))
 			continue
 		}
-		src, err := fs.ReadFile(s.fsys, file)
+		src, err := ReadFile(s.fsys, file, MaxFileBytes)
+		var tooLarge *FileTooLargeError
+		if errors.As(err, &tooLarge) {
+			// The page is there but is not read: it stays out of the
+			// index, and Validate reports it.
+			p := &Page{Path: ref.path, File: file, Err: err}
+			s.Problems = append(s.Problems, Problem{File: file, Message: err.Error()})
+			s.Pages[ref.path] = p
+			continue
+		}
 		if err != nil {
 			s.Missing = append(s.Missing, ref.path)
 			s.Problems = append(s.Problems, Problem{File: file, Message: fmt.Sprintf("cannot read the page: %v", err)})
@@ -384,8 +393,9 @@ func (s *Site) pageFile(p, ext string) (string, bool) {
 	return "", false
 }
 
-// isFile reports whether name is a regular file (or a link to one) in the
-// site, caching the answer.
+// isFile reports whether name is a file in the site, caching the answer. A
+// symbolic link counts as a file here so that reading it reports the
+// refusal; it is never followed.
 func (s *Site) isFile(name string) bool {
 	if !fs.ValidPath(name) || name == "." {
 		return false
@@ -396,8 +406,8 @@ func (s *Site) isFile(name string) bool {
 	if ok {
 		return v
 	}
-	fi, err := fs.Stat(s.fsys, name)
-	v = err == nil && !fi.IsDir()
+	fi, err := lstatNoLinks(s.fsys, name)
+	v = err == nil && !fi.IsDir() || errors.Is(err, ErrSymlink)
 	s.mu.Lock()
 	s.exists[name] = v
 	s.mu.Unlock()
@@ -637,10 +647,10 @@ func (s *Site) Snippet(p string) ([]byte, bool) {
 	default:
 		return nil, false
 	}
-	src, err := fs.ReadFile(s.fsys, name)
+	src, err := ReadFile(s.fsys, name, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) && !strings.Contains(name, "/") {
 		// <Snippet file="name.mdx" /> names a file of snippets/.
-		src, err = fs.ReadFile(s.fsys, "snippets/"+name)
+		src, err = ReadFile(s.fsys, "snippets/"+name, MaxFileBytes)
 	}
 	if err != nil {
 		return nil, false

@@ -77,7 +77,14 @@ func (r *refResolver) load(ref, file string, depth int, stack []string) (any, bo
 	if slices.Contains(stack, target) || target == file || depth >= maxRefDepth {
 		return problem("$ref %q refers back to itself; break the cycle", ref)
 	}
-	raw, err := fs.ReadFile(r.fsys, target)
+	raw, err := ReadFile(r.fsys, target, MaxFileBytes)
+	var tooLarge *FileTooLargeError
+	if errors.As(err, &tooLarge) {
+		return problem("$ref %q: %v", ref, err)
+	}
+	if errors.Is(err, ErrSymlink) {
+		return problem("$ref %q: %s is a symbolic link, which docsmith does not follow; point at the real file", ref, target)
+	}
 	if err != nil {
 		return problem("$ref %q: cannot read %s; create it or fix the path", ref, target)
 	}

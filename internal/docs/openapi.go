@@ -170,7 +170,7 @@ func (s *Site) spec(name string) (*specDoc, error) {
 }
 
 func readSpec(fsys fs.FS, name string) (*specDoc, error) {
-	raw, err := fs.ReadFile(fsys, name)
+	raw, err := ReadFile(fsys, name, MaxSpecBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,11 @@ func (v *validator) add(p Problem) { v.problems = append(v.problems, p) }
 func (v *validator) loadSite() {
 	name, raw, err := readConfig(v.fsys)
 	if err != nil {
-		v.add(Problem{File: DocsJSON, Message: "there is no docs.json or mint.json at the docs root; restore it"})
+		msg := "there is no docs.json or mint.json at the docs root; restore it"
+		if !errors.Is(err, fs.ErrNotExist) {
+			msg = "the navigation config cannot be read: " + err.Error()
+		}
+		v.add(Problem{File: DocsJSON, Message: msg})
 		v.site = build(v.fsys, DocsJSON, nil, map[string]any{"navigation": map[string]any{}})
 		return
 	}
@@ -139,7 +143,12 @@ func (v *validator) checkFile(name string) {
 	if _, isConfig := v.site.sources[name]; isConfig {
 		return // checked by loadSite
 	}
-	src, err := fs.ReadFile(v.fsys, name)
+	limit := int64(MaxFileBytes)
+	switch strings.ToLower(path.Ext(name)) {
+	case ".json", ".yaml", ".yml":
+		limit = MaxSpecBytes
+	}
+	src, err := ReadFile(v.fsys, name, limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return // deleted; checkInbound reports links to it
 	}
@@ -277,7 +286,7 @@ func (v *validator) checkInbound(targets map[string]bool) {
 		if v.changed[name] || !v.isPageFile(name) {
 			return nil
 		}
-		src, err := fs.ReadFile(v.fsys, name)
+		src, err := ReadFile(v.fsys, name, MaxFileBytes)
 		if err != nil {
 			return nil //nolint:nilerr // an unreadable page cannot link anywhere; keep walking
 		}
@@ -365,7 +374,7 @@ func (s *Site) readAnchors(navPath string) map[string]bool {
 	if !ok {
 		return nil
 	}
-	src, err := fs.ReadFile(s.fsys, file)
+	src, err := ReadFile(s.fsys, file, MaxFileBytes)
 	if err != nil {
 		return nil
 	}
