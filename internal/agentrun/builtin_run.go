@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"regexp"
 	"strings"
@@ -17,26 +16,22 @@ import (
 	"github.com/docsmith/docsmith/internal/docs"
 )
 
-// builtinRun carries out builtin commands. It reads through an os.Root of
-// the docs root and writes only through the file tools, like a model would.
+// builtinRun carries out builtin commands. It reads the docs root of the
+// checkout as the docs reader does (no symbolic links, capped sizes) and
+// writes only through the file tools, like a model would.
 type builtinRun struct {
 	ws       *tools.Workspace
-	root     *os.Root
+	fsys     fs.FS
 	progress agentjob.Progress
 	done     []string
 }
 
-func runBuiltin(ctx context.Context, instruction, docsRoot string, ws *tools.Workspace, progress agentjob.Progress) (string, error) {
+func runBuiltin(ctx context.Context, instruction string, fsys fs.FS, ws *tools.Workspace, progress agentjob.Progress) (string, error) {
 	cmds, err := builtin.Parse(instruction)
 	if err != nil {
 		return "", failf("%v", err)
 	}
-	root, err := os.OpenRoot(docsRoot)
-	if err != nil {
-		return "", fmt.Errorf("open docs root: %w", err)
-	}
-	defer func() { _ = root.Close() }()
-	b := &builtinRun{ws: ws, root: root, progress: progress}
+	b := &builtinRun{ws: ws, fsys: fsys, progress: progress}
 	for _, c := range cmds {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -102,13 +97,16 @@ func emitTool(ctx context.Context, progress agentjob.Progress, name, args string
 func (b *builtinRun) pageFile(p string) (string, error) {
 	p = strings.TrimPrefix(path.Clean("/"+p), "/")
 	if path.Ext(p) != "" {
-		if _, err := b.root.Stat(p); err != nil {
+		if _, err := docs.StatNoLinks(b.fsys, p); err != nil {
+			if errors.Is(err, docs.ErrSymlink) {
+				return "", failf("builtin: %s leads through a symbolic link, which docsmith does not follow", p)
+			}
 			return "", failf("builtin: there is no file %s in the docs", p)
 		}
 		return p, nil
 	}
 	for _, ext := range []string{".mdx", ".md"} {
-		if _, err := b.root.Stat(p + ext); err == nil {
+		if _, err := docs.StatNoLinks(b.fsys, p+ext); err == nil {
 			return p + ext, nil
 		}
 	}
@@ -118,7 +116,7 @@ func (b *builtinRun) pageFile(p string) (string, error) {
 // pages lists the docs' page files, for commands that apply everywhere.
 func (b *builtinRun) pages() ([]string, error) {
 	var out []string
-	err := fs.WalkDir(b.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(b.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -134,8 +132,14 @@ func (b *builtinRun) pages() ([]string, error) {
 }
 
 func (b *builtinRun) read(p string) (string, error) {
-	data, err := b.root.ReadFile(p)
-	if err != nil {
+	data, err := docs.ReadFile(b.fsys, p, docs.MaxFileBytes)
+	var tooLarge *docs.FileTooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return "", failf("builtin: %v", err)
+	case errors.Is(err, docs.ErrSymlink):
+		return "", failf("builtin: %s leads through a symbolic link, which docsmith does not follow", p)
+	case err != nil:
 		return "", failf("builtin: %s could not be read", p)
 	}
 	return string(data), nil
@@ -238,7 +242,7 @@ func (b *builtinRun) setField(ctx context.Context, c builtin.Command) error {
 // navFile is the docs' navigation config.
 func (b *builtinRun) navFile() (string, string, error) {
 	for _, name := range []string{docs.DocsJSON, "mint.json"} {
-		if text, err := b.root.ReadFile(name); err == nil {
+		if text, err := docs.ReadFile(b.fsys, name, docs.MaxFileBytes); err == nil {
 			return name, string(text), nil
 		}
 	}

@@ -118,14 +118,20 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	}
 	progress.Emit(ctx, "checkout", map[string]any{"branch": job.Branch, "base": project.BaseRef})
 
-	docsRoot := filepath.Join(repo.Dir, filepath.FromSlash(project.DocsRoot))
-	ws, err := tools.Open(docsRoot, tools.Limits{MaxFilesChanged: r.cfg.Budgets.MaxFilesChanged, MaxLinesChanged: r.cfg.Budgets.MaxLinesChanged})
+	// Every reader and writer of the turn goes through this one pair of
+	// roots: nothing in the repository can lead them out of the checkout.
+	co, err := docs.OpenCheckout(repo.Dir, project.DocsRoot)
 	if err != nil {
-		return agentjob.TurnOutcome{}, failf("the docs root %q could not be opened in the repository: %v", project.DocsRoot, err)
+		return agentjob.TurnOutcome{}, failf("%s", describe(err))
+	}
+	defer func() { _ = co.Close() }()
+	ws, err := tools.New(co.Docs, tools.Limits{MaxFilesChanged: r.cfg.Budgets.MaxFilesChanged, MaxLinesChanged: r.cfg.Budgets.MaxLinesChanged})
+	if err != nil {
+		return agentjob.TurnOutcome{}, err
 	}
 	defer func() { _ = ws.Close() }()
 
-	summary, usage, err := r.edit(ctx, turn, repo.Dir, docsRoot, ws, progress)
+	summary, usage, err := r.edit(ctx, turn, co, ws, progress)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
@@ -136,12 +142,20 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 		}
 		return agentjob.TurnOutcome{Summary: summary, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}, nil
 	}
-	if problems := docs.Validate(os.DirFS(docsRoot), changedPaths(changes)); len(problems) > 0 {
-		progress.Emit(ctx, "validation", map[string]any{"ok": false, "problems": len(problems)})
-		return agentjob.TurnOutcome{}, failf("the edits do not validate, so nothing was committed:\n%s", problemList(problems))
+	v := validateEdits(co, ws)
+	if len(v.introduced) > 0 {
+		progress.Emit(ctx, "validation", map[string]any{"ok": false, "problems": len(v.introduced), "preexisting": len(v.existing)})
+		msg := "the edits do not validate, so nothing was committed:\n" + problemList(v.introduced)
+		if len(v.existing) > 0 {
+			msg += "\nThe base branch already has these problems, which are not this turn's:\n" + problemList(v.existing)
+		}
+		return agentjob.TurnOutcome{}, failf("%s", msg)
 	}
 	files := repoPaths(project.DocsRoot, changes)
-	progress.Emit(ctx, "validation", map[string]any{"ok": true, "files": len(files)})
+	progress.Emit(ctx, "validation", map[string]any{"ok": true, "files": len(files), "preexisting": len(v.existing)})
+	if note := existingNote(v.existing); note != "" {
+		summary = strings.TrimSpace(summary + " " + note)
+	}
 
 	sha, committed, err := repo.CommitAll(ctx, gitcli.CommitOptions{
 		Message:     commitMessage(turn.Message.Prompt, summary),
@@ -208,9 +222,9 @@ func (r *Runner) checkout(ctx context.Context, project tenant.Project, job agent
 
 // edit runs the job's model over the workspace and returns its summary and
 // the tokens it used.
-func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, repoDir, docsRoot string, ws *tools.Workspace, progress agentjob.Progress) (string, agentjob.Usage, error) {
+func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout, ws *tools.Workspace, progress agentjob.Progress) (string, agentjob.Usage, error) {
 	if turn.Job.Model == tenant.DefaultModel {
-		summary, err := runBuiltin(ctx, turn.Message.Prompt, docsRoot, ws, progress)
+		summary, err := runBuiltin(ctx, turn.Message.Prompt, co.FS(), ws, progress)
 		return summary, agentjob.Usage{}, err
 	}
 	model, err := r.cfg.OpenModel(turn.Job.Model)
@@ -220,8 +234,7 @@ func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, repoDir, docsRoot
 	loop := &loop{
 		model:    model,
 		ws:       ws,
-		docsRoot: docsRoot,
-		repoDir:  repoDir,
+		checkout: co,
 		budgets:  r.cfg.Budgets,
 		progress: progress,
 		log:      r.cfg.Log,

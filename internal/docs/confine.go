@@ -40,7 +40,7 @@ func (e *FileTooLargeError) Error() string {
 // be at most limit bytes. Nothing past limit+1 bytes is ever read, whatever
 // the file claims.
 func ReadFile(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	fi, err := lstatNoLinks(fsys, name)
+	fi, err := StatNoLinks(fsys, name)
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +65,10 @@ func ReadFile(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// lstatNoLinks describes name without following a symbolic link in any
-// component of its path. On a file system that cannot tell links apart it
-// is fs.Stat.
-func lstatNoLinks(fsys fs.FS, name string) (fs.FileInfo, error) {
+// StatNoLinks describes name without following a symbolic link in any
+// component of its path: a link is refused with ErrSymlink. On a file system
+// that cannot tell links apart it is fs.Stat.
+func StatNoLinks(fsys fs.FS, name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
 	}
@@ -123,7 +123,7 @@ func OpenCheckout(dir, docsRoot string) (*Checkout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the repository: %w", err)
 	}
-	fi, err := lstatNoLinks(repo.FS(), rel)
+	fi, err := StatNoLinks(repo.FS(), rel)
 	if err != nil {
 		_ = repo.Close()
 		var pe *fs.PathError

@@ -406,7 +406,7 @@ func (s *Site) isFile(name string) bool {
 	if ok {
 		return v
 	}
-	fi, err := lstatNoLinks(s.fsys, name)
+	fi, err := StatNoLinks(s.fsys, name)
 	v = err == nil && !fi.IsDir() || errors.Is(err, ErrSymlink)
 	s.mu.Lock()
 	s.exists[name] = v

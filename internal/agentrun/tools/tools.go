@@ -22,11 +22,13 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/docsmith/docsmith/internal/docs"
 )
 
 // Defaults applied by Open to zero Limits fields.
 const (
-	DefaultMaxFileBytes  = 1 << 20
+	DefaultMaxFileBytes  = docs.MaxFileBytes
 	DefaultMaxReadLines  = 400
 	DefaultMaxSearchHits = 100
 )
@@ -88,34 +90,56 @@ type Workspace struct {
 	limits Limits
 	tools  []*tool
 
-	mu     sync.Mutex
-	root   *os.Root
-	ledger *ledger
+	mu       sync.Mutex
+	root     *os.Root
+	ownsRoot bool
+	ledger   *ledger
 }
 
-// Open opens the docs root docsRoot (a directory) for the tools.
-func Open(docsRoot string, limits Limits) (*Workspace, error) {
+// New gives the tools the docs root root, opened by the caller from the
+// checkout's own root (see docs.OpenCheckout) and closed by the caller after
+// the workspace.
+func New(root *os.Root, limits Limits) (*Workspace, error) {
 	l, err := limits.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	root, err := os.OpenRoot(docsRoot)
-	if err != nil {
-		return nil, fmt.Errorf("tools: open docs root: %w", err)
 	}
 	w := &Workspace{limits: l, root: root, ledger: newLedger()}
 	w.tools = w.toolTable()
 	return w, nil
 }
 
-// Close releases the docs root. Calls after Close fail.
+// Open opens the directory docsRoot itself for the tools, for callers that
+// trust that path; a checkout of a repository uses New.
+func Open(docsRoot string, limits Limits) (*Workspace, error) {
+	if _, err := limits.withDefaults(); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(docsRoot)
+	if err != nil {
+		return nil, fmt.Errorf("tools: open docs root: %w", err)
+	}
+	w, err := New(root, limits)
+	if err != nil {
+		_ = root.Close()
+		return nil, err
+	}
+	w.ownsRoot = true
+	return w, nil
+}
+
+// Close ends the workspace, and closes the docs root when Open opened it.
+// Calls after Close fail.
 func (w *Workspace) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.root == nil {
 		return nil
 	}
-	err := w.root.Close()
+	var err error
+	if w.ownsRoot {
+		err = w.root.Close()
+	}
 	w.root = nil
 	return err
 }
