@@ -125,6 +125,15 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 	if err != nil {
 		return IndexResult{}, apperr.Wrap(err, apperr.Conflict, "could not read the docs of project %s at docs root %q: %s", p.ID, p.DocsRoot, docsProblem(err))
 	}
+	for _, path := range site.Missing {
+		x.cfg.Log.WarnContext(ctx, "index: navigation page left out", "domain", d.ID, "project", p.ID, "page", path)
+	}
+	for _, page := range site.Pages {
+		var tooLarge *docs.FileTooLargeError
+		if errors.As(page.Err, &tooLarge) {
+			x.cfg.Log.WarnContext(ctx, "index: page left out", "domain", d.ID, "project", p.ID, "file", page.File, "err", page.Err)
+		}
+	}
 	stats, err := search.Build(ctx, x.cfg.Index, d.ID, site, d.SiteURL)
 	if err != nil {
 		return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
@@ -170,29 +179,37 @@ func plainFolder(repo string) (string, bool) {
 	return abs, true
 }
 
-// loadSite reads the docs below dir/docsRoot through an os.Root, so that no
-// symbolic link in the repository leads the reader outside it.
+// loadSite reads the docs below dir/docsRoot as a checkout's are read: from
+// a docs root opened inside dir, with no symbolic link followed and every
+// file's size capped (a page over the cap is left out of the index).
 func loadSite(dir, docsRoot string) (*docs.Site, error) {
-	if docsRoot == "" {
-		docsRoot = "."
-	}
-	root, err := os.OpenRoot(dir)
+	co, err := docs.OpenCheckout(dir, docsRoot)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
+		return nil, &docsRootError{err: err}
 	}
-	defer func() { _ = root.Close() }()
-	sub, err := root.OpenRoot(filepath.FromSlash(docsRoot))
-	if err != nil {
-		return nil, fmt.Errorf("open docs root %s: %w", docsRoot, err)
-	}
-	defer func() { _ = sub.Close() }()
-	return docs.Load(sub.FS())
+	defer func() { _ = co.Close() }()
+	return docs.Load(co.FS())
 }
+
+// docsRootError is a docs root that cannot be opened; its message names
+// only the docs root.
+type docsRootError struct{ err error }
+
+func (e *docsRootError) Error() string { return e.err.Error() }
+func (e *docsRootError) Unwrap() error { return e.err }
 
 // docsProblem says what is wrong with the docs without naming server paths.
 func docsProblem(err error) string {
 	var ce *docs.ConfigError
+	var re *docsRootError
+	var tooLarge *docs.FileTooLargeError
 	switch {
+	case errors.As(err, &re):
+		return gitcli.Redact(re.Error())
+	case errors.As(err, &tooLarge):
+		return tooLarge.Error()
+	case errors.Is(err, docs.ErrSymlink):
+		return "the navigation config is a symbolic link, which docsmith does not follow"
 	case errors.As(err, &ce):
 		return ce.Error()
 	case errors.Is(err, fs.ErrNotExist):
