@@ -268,3 +268,48 @@ func TestInvalidBaseBranch(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleWorkspacesAreRemoved: the workspaces that killed turns left
+// behind go when the next turn starts (a reclaimed turn, or any other) and
+// at start-up; a turn's own workspace goes when it ends.
+func TestStaleWorkspacesAreRemoved(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "builtin")
+	work := b.runner.cfg.WorkDir
+	leave := func() {
+		t.Helper()
+		// What a turn killed during its checkout leaves, under the old
+		// naming and under the current one.
+		for _, d := range []string{"turn-1234567/repo/guides", "turn-" + b.turn.Job.ID + "-1-1-abcd/repo"} {
+			writeTestFile(t, filepath.Join(work, filepath.FromSlash(d), "page.mdx"), "x\n")
+		}
+	}
+	entries := func() []string {
+		t.Helper()
+		list, err := os.ReadDir(work)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range list {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+
+	leave()
+	if _, err := b.run(t, 1, `replace "Keep reading as the file grows" with "Keep reading" in guides/flags`); err != nil {
+		t.Fatal(err)
+	}
+	if left := entries(); len(left) != 0 {
+		t.Fatalf("after a turn the work directory holds %v", left)
+	}
+
+	leave()
+	if removed := b.runner.SweepWorkspaces(); len(removed) != 2 {
+		t.Fatalf("start-up sweep removed %v, want both stale workspaces", removed)
+	}
+	if left := entries(); len(left) != 0 {
+		t.Fatalf("after the sweep the work directory holds %v", left)
+	}
+}

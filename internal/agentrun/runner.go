@@ -24,6 +24,7 @@ import (
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/workspace"
 )
 
 // Budgets bound one turn; 0 means no limit. Wall time is the queue's
@@ -103,16 +104,16 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
-	if err := os.MkdirAll(r.cfg.WorkDir, 0o700); err != nil {
-		return agentjob.TurnOutcome{}, fmt.Errorf("create work dir: %w", err)
-	}
-	dir, err := os.MkdirTemp(r.cfg.WorkDir, "turn-*")
+	// A turn that was reclaimed after its process died left its workspace
+	// behind; so may any other killed turn. Clear them before making ours.
+	r.SweepWorkspaces()
+	wsDir, err := workspace.Create(r.cfg.WorkDir, workspacePrefix(turn))
 	if err != nil {
 		return agentjob.TurnOutcome{}, fmt.Errorf("create workspace: %w", err)
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
+	defer func() { _ = wsDir.Remove() }()
 
-	repo, err := r.checkout(ctx, project, job, filepath.Join(dir, "repo"), creds)
+	repo, err := r.checkout(ctx, project, job, filepath.Join(wsDir.Path, "repo"), creds)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
@@ -195,6 +196,36 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	out.PRLink, out.PRNumber = pr.URL, pr.Number
 	progress.Emit(ctx, "pr", map[string]any{"url": pr.URL, "number": pr.Number})
 	return out, nil
+}
+
+// turnWorkspaces starts the name of every turn's workspace.
+const turnWorkspaces = "turn-"
+
+// workspacePrefix names a turn's workspace after its job, message and
+// attempt, so an operator can tell whose a directory is.
+func workspacePrefix(turn agentjob.Turn) string {
+	id := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return -1
+	}, turn.Job.ID)
+	if len(id) > 36 {
+		id = id[:36]
+	}
+	return fmt.Sprintf("%s%s-%d-%d-", turnWorkspaces, id, turn.Message.Seq, turn.Attempt)
+}
+
+// SweepWorkspaces removes the workspaces of turns that no live process
+// runs any more (killed or crashed, in this process's past or in another
+// worker process sharing the work directory) and returns their names. The
+// server calls it at start-up; every turn calls it before it starts.
+func (r *Runner) SweepWorkspaces() []string {
+	removed, err := workspace.Sweep(r.cfg.WorkDir, turnWorkspaces, r.cfg.Log)
+	if err != nil {
+		r.cfg.Log.Warn("sweeping stale workspaces failed", "dir", r.cfg.WorkDir, "err", err)
+	}
+	return removed
 }
 
 // checkout clones the job's branch if it exists on the remote (a follow-up),

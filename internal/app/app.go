@@ -134,7 +134,11 @@ func (m *Main) Start(ctx context.Context) error {
 		m.workerID = fmt.Sprintf("%s/%d/%d", host, os.Getpid(), m.Now().UnixNano())
 		runner := m.Runner
 		if runner == nil {
-			runner = m.agent(git)
+			agent := m.agent(git)
+			// Workspaces of turns killed with an earlier process go now;
+			// each turn sweeps again before it starts.
+			agent.SweepWorkspaces()
+			runner = agent
 		}
 		pool := agentjob.NewPool(agentjob.PoolConfig{
 			WorkerID:      m.workerID,

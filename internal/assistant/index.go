@@ -17,6 +17,7 @@ import (
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/workspace"
 )
 
 // ProjectStore finds the project a domain answers from.
@@ -98,15 +99,16 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 		if err != nil {
 			return IndexResult{}, err
 		}
-		if err := os.MkdirAll(x.cfg.WorkDir, 0o700); err != nil {
-			return IndexResult{}, fmt.Errorf("index %s: work directory: %w", d.ID, err)
+		// Clones of builds killed with an earlier process go first.
+		if _, err := workspace.Sweep(x.cfg.WorkDir, indexWorkspaces, x.cfg.Log); err != nil {
+			x.cfg.Log.WarnContext(ctx, "index: sweeping stale workspaces failed", "err", err)
 		}
-		tmp, err := os.MkdirTemp(x.cfg.WorkDir, "index-"+d.ID+"-*")
+		tmp, err := workspace.Create(x.cfg.WorkDir, indexWorkspaces+workspaceName(d.ID)+"-")
 		if err != nil {
 			return IndexResult{}, fmt.Errorf("index %s: work directory: %w", d.ID, err)
 		}
-		defer func() { _ = os.RemoveAll(tmp) }()
-		repo, err := x.cfg.Git.Clone(ctx, p.RepoURL, ref, filepath.Join(tmp, "repo"), creds)
+		defer func() { _ = tmp.Remove() }()
+		repo, err := x.cfg.Git.Clone(ctx, p.RepoURL, ref, filepath.Join(tmp.Path, "repo"), creds)
 		if err != nil {
 			if ctx.Err() != nil {
 				return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, ctx.Err())
@@ -143,6 +145,20 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 	x.cfg.Log.InfoContext(ctx, "index built", "domain", d.ID, "project", p.ID, "ref", res.Ref, "commit", res.Commit,
 		"pages", stats.Pages, "chunks", stats.Chunks, "changed", stats.Changed, "removed", stats.Removed, "duration", stats.Duration)
 	return res, nil
+}
+
+// indexWorkspaces starts the name of every build's workspace.
+const indexWorkspaces = "index-"
+
+// workspaceName keeps the characters of a domain ID that are safe in a
+// directory name.
+func workspaceName(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return -1
+	}, id)
 }
 
 func (x *Indexer) lock(domain string) *sync.Mutex {
