@@ -313,3 +313,21 @@ func TestStaleWorkspacesAreRemoved(t *testing.T) {
 		t.Fatalf("after the sweep the work directory holds %v", left)
 	}
 }
+
+// TestLinkPlaceholdersAreNotEdited: a symbolic link arrives in the checkout
+// as a plain file naming its target; a turn that edits that file would
+// repoint the link, so it fails and nothing is pushed.
+func TestLinkPlaceholdersAreNotEdited(t *testing.T) {
+	t.Parallel()
+	nav := `{"name":"R","navigation":{"groups":[{"group":"G","pages":["index"]}]}}`
+	remote := remoteWith(t, map[string]string{"docs.json": nav, "index.mdx": "---\ntitle: Home\n---\n\nHome.\n"},
+		map[string]string{"linked.md": "/etc/hostname"})
+	b := setupRemote(t, "builtin", remote, ".", t.TempDir())
+	_, err := b.run(t, 1, `replace "/etc/hostname" with "/etc/shadow" in linked.md`)
+	if err == nil || !strings.Contains(err.Error(), "linked.md is a symbolic link") {
+		t.Fatalf("err = %v, want a refusal naming the link", err)
+	}
+	if strings.Contains(git(t, b.remote, "branch", "--list"), "docsmith/") {
+		t.Error("a branch was pushed although the turn failed")
+	}
+}

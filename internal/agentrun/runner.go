@@ -152,6 +152,9 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 		}
 		return agentjob.TurnOutcome{}, failf("%s", msg)
 	}
+	if err := refuseLinkEdits(ctx, repo, project.DocsRoot, changes); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
 	files := repoPaths(project.DocsRoot, changes)
 	progress.Emit(ctx, "validation", map[string]any{"ok": true, "files": len(files), "preexisting": len(v.existing)})
 	if note := existingNote(v.existing); note != "" {
@@ -345,6 +348,32 @@ func forgeFailure(err error) error {
 		return err
 	}
 	return failf("the pull request could not be opened or updated: %s", describe(err))
+}
+
+// refuseLinkEdits fails the turn when it modified a file the repository
+// records as a symbolic link: the checkout holds it as a plain file with
+// the link's target, and committing the edit would repoint the link.
+func refuseLinkEdits(ctx context.Context, repo *gitcli.Repo, docsRoot string, changes []tools.Change) error {
+	links, err := repo.Symlinks(ctx)
+	if err != nil {
+		return err
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	isLink := map[string]bool{}
+	for _, l := range links {
+		isLink[l] = true
+	}
+	for _, c := range changes {
+		if c.Kind != tools.ChangeModified {
+			continue
+		}
+		if p := repoPaths(docsRoot, []tools.Change{c})[0]; isLink[p] {
+			return failf("%s is a symbolic link in the repository, which docsmith does not follow or change (the checkout holds it as a plain file naming its target); nothing was committed", p)
+		}
+	}
+	return nil
 }
 
 func firstPrompt(job agentjob.Job, m agentjob.Message) string {

@@ -611,3 +611,25 @@ func TestCheckoutsHoldNoSymlinks(t *testing.T) {
 		t.Fatalf("abs is %q on the branch, want a symlink entry kept as is", mode)
 	}
 }
+
+func TestSymlinks(t *testing.T) {
+	t.Parallel()
+	w := setup(t)
+	w.human("main", "links", func(dir string) {
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(os.Symlink("/etc", filepath.Join(dir, "abs")))
+		must(os.Symlink("intro.mdx", filepath.Join(dir, "docs", "a link with\ttab.mdx")))
+	})
+	repo := w.clone(t.Context(), "main")
+	links, err := repo.Symlinks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"abs", "docs/a link with\ttab.mdx"}; !slices.Equal(links, want) {
+		t.Fatalf("Symlinks = %q, want %q", links, want)
+	}
+}

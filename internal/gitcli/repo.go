@@ -97,6 +97,35 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 	return changes, nil
 }
 
+// Symlinks lists the paths the index records as symbolic links. With
+// core.symlinks=false they are plain files in the work tree holding the
+// link's target, and writing one would change where the link points.
+func (r *Repo) Symlinks(ctx context.Context) ([]string, error) {
+	out, err := r.run(ctx, gitCommand("ls-files", "--stage", "-z"))
+	if err != nil {
+		return nil, fmt.Errorf("list symbolic links: %w", err)
+	}
+	return parseSymlinks(out)
+}
+
+// parseSymlinks reads `git ls-files --stage -z`: "mode sha stage\tpath\0".
+func parseSymlinks(out []byte) ([]string, error) {
+	var links []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f == "" {
+			continue
+		}
+		meta, path, ok := strings.Cut(f, "\t")
+		if !ok || path == "" {
+			return nil, fmt.Errorf("unexpected git ls-files entry %q", f)
+		}
+		if strings.HasPrefix(meta, "120000 ") {
+			links = append(links, path)
+		}
+	}
+	return links, nil
+}
+
 // parseStatus reads `git status --porcelain=v1 -z`: "XY path\0", and for a
 // rename "XY new\0old\0".
 func parseStatus(out []byte) ([]Change, error) {
