@@ -481,6 +481,78 @@ func TestPoolRunnerError(t *testing.T) {
 	}
 }
 
+// TestPoolTypedOutcomes: a runner's error says how the turn ends. A retry
+// runs the turn again after its delay, counted against the attempts; one
+// that keeps failing gives up with the error; a cancel ends the turn at once.
+func TestPoolTypedOutcomes(t *testing.T) {
+	t.Parallel()
+	transient := errors.New("github: 502 from POST /repos/acme/docs/pulls: the forge failed: try again later")
+	tests := []struct {
+		name      string
+		steps     []step
+		status    agentjob.Status
+		turn      agentjob.TurnState
+		attempts  int
+		jobError  string
+		minPassed time.Duration
+	}{
+		{
+			name:      "retry then succeed",
+			steps:     []step{fail(agentjob.RetryAfter(150*time.Millisecond, transient)), succeed(agentjob.TurnOutcome{Summary: "done"})},
+			status:    agentjob.Completed,
+			turn:      agentjob.TurnDone,
+			attempts:  2,
+			minPassed: 150 * time.Millisecond,
+		},
+		{
+			name:     "retry until the attempts are used up",
+			steps:    []step{fail(agentjob.RetryAfter(time.Millisecond, transient))},
+			status:   agentjob.Failed,
+			turn:     agentjob.TurnFailed,
+			attempts: 2,
+			jobError: transient.Error() + " (gave up after 2 attempts)",
+		},
+		{
+			name:     "cancel",
+			steps:    []step{fail(agentjob.Cancel(errors.New("the instruction asks for something this project forbids")))},
+			status:   agentjob.Failed,
+			turn:     agentjob.TurnCanceled,
+			attempts: 1,
+			jobError: "the instruction asks for something this project forbids",
+		},
+		{
+			name:     "plain error fails at once",
+			steps:    []step{fail(errors.New("the edits do not validate")), succeed(agentjob.TurnOutcome{})},
+			status:   agentjob.Failed,
+			turn:     agentjob.TurnFailed,
+			attempts: 1,
+			jobError: "the edits do not validate",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.runner.on("edit", tc.steps...)
+			e.startPool(baseConfig())
+			start := time.Now()
+			job := e.create("edit")
+			done := e.waitStatus(job.ID, tc.status)
+			m := done.Messages[0]
+			if m.State != tc.turn || m.Attempts != tc.attempts || done.Error != tc.jobError {
+				t.Errorf("job %s error %q, turn %s after %d attempts; want %s %q, %s after %d",
+					done.Status, done.Error, m.State, m.Attempts, tc.status, tc.jobError, tc.turn, tc.attempts)
+			}
+			if n := e.runner.started("edit"); n != tc.attempts {
+				t.Errorf("runner called %d times, want %d", n, tc.attempts)
+			}
+			if passed := time.Since(start); passed < tc.minPassed {
+				t.Errorf("the retry ran after %s, before its delay of %s", passed, tc.minPassed)
+			}
+		})
+	}
+}
+
 func TestPoolFollowUpsRunInOrder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
