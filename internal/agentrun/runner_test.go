@@ -191,7 +191,6 @@ func TestBuiltinRefusals(t *testing.T) {
 		prompt, want string
 	}{
 		{"Document the new --watch flag", `replace "OLD" with "NEW" in PATH`},
-		{`replace "no such text" with "x" in guides/flags`, "does not occur"},
 		{`add page guides/x titled "X" to group "Nope"`, `"Basics", "Usage"`},
 		{`replace "</Note>" with "" in guides/install`, "do not validate"},
 		{`delete page guides/missing`, "there is no page guides/missing"},
@@ -204,6 +203,31 @@ func TestBuiltinRefusals(t *testing.T) {
 		}
 		if strings.Contains(git(t, b.remote, "branch", "--list"), "docsmith/") {
 			t.Errorf("%q: a branch was pushed although the turn failed", tc.prompt)
+		}
+	}
+}
+
+// TestBuiltinReplaceOfAbsentTextCompletes: an instruction that needs no
+// change is carried out by changing nothing, as SPEC §3 has it: no commit,
+// no branch, no pull request, and a summary that says why.
+func TestBuiltinReplaceOfAbsentTextCompletes(t *testing.T) {
+	t.Parallel()
+	for _, prompt := range []string{
+		`replace "no such text" with "x" in guides/flags`,
+		`replace "no such text" with "x" everywhere`,
+		`fix link "/guides/nowhere" to "/guides/flags" everywhere`,
+	} {
+		b := setup(t, "builtin")
+		out, err := b.run(t, 1, prompt)
+		if err != nil {
+			t.Errorf("%q: %v, want the turn to complete", prompt, err)
+			continue
+		}
+		if len(out.FilesChanged) != 0 || out.PRLink != "" || !strings.HasPrefix(out.Summary, "Nothing changed: ") {
+			t.Errorf("%q: outcome = %+v, want no files, no PR and a summary that says nothing changed", prompt, out)
+		}
+		if strings.Contains(git(t, b.remote, "branch", "--list"), "docsmith/") {
+			t.Errorf("%q: a branch was pushed although nothing changed", prompt)
 		}
 	}
 }
