@@ -1229,3 +1229,112 @@ func TestPoolCancelFromAnotherProcess(t *testing.T) {
 		t.Errorf("job error %q message state %s", done.Error, done.Messages[0].State)
 	}
 }
+
+// fence is a runner step that stands for an agent turn: it "edits" until
+// editDone is closed (or its context ends), then checks its lease as the
+// real runner does right before it pushes, and counts a push only if the
+// check passes.
+type fence struct {
+	editDone chan struct{}
+	pushes   atomic.Int64
+	checkErr atomic.Value // error of the last failed check
+	stopped  atomic.Int64 // UnixNano when the turn's context ended
+}
+
+func (f *fence) step(ctx context.Context, turn agentjob.Turn, _ agentjob.Progress) (agentjob.TurnOutcome, error) {
+	select {
+	case <-f.editDone:
+	case <-ctx.Done():
+		f.stopped.Store(time.Now().UnixNano())
+		return agentjob.TurnOutcome{}, ctx.Err()
+	}
+	if err := turn.Lease.Check(ctx); err != nil {
+		f.checkErr.Store(err)
+		return agentjob.TurnOutcome{}, err
+	}
+	f.pushes.Add(1)
+	return agentjob.TurnOutcome{Summary: "pushed"}, nil
+}
+
+// TestPoolCutOffFromStoreStopsBeforePush: the store stops answering
+// renewals (the database is unreachable from this worker) for longer than
+// the lease. The worker must stop its turn before the lease could pass to
+// another worker, and so never push; once the store answers again, the turn
+// is taken back and run again.
+func TestPoolCutOffFromStoreStopsBeforePush(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := &fence{editDone: make(chan struct{})}
+	e.runner.on("edit and push", f.step, succeed(agentjob.TurnOutcome{Summary: "second run"}))
+	store := &renewWatcher{Store: e.store}
+	store.paused.Store(true)
+	cfg := baseConfig()
+	cfg.Lease = 600 * time.Millisecond
+	e.startPoolWith(cfg, store, time.Now)
+
+	job := e.create("edit and push")
+	eventually(t, waitFor, "the turn to start", func() bool { return e.runner.started("edit and push") == 1 })
+	started := time.Now()
+	eventually(t, waitFor, "the turn to stop", func() bool { return f.stopped.Load() != 0 })
+	if took := time.Unix(0, f.stopped.Load()).Sub(started); took >= cfg.Lease {
+		t.Errorf("the turn stopped %s after it started, not before its lease of %s ran out", took, cfg.Lease)
+	}
+	close(f.editDone) // too late: the turn was stopped
+	if n := f.pushes.Load(); n != 0 {
+		t.Fatalf("the cut-off worker pushed %d times", n)
+	}
+
+	store.paused.Store(false)
+	done := e.waitStatus(job.ID, agentjob.Completed)
+	if m := done.Messages[0]; m.State != agentjob.TurnDone || m.Attempts != 2 || m.Summary != "second run" {
+		t.Errorf("message = %+v, want done on attempt 2 by the second run", m)
+	}
+}
+
+// TestPoolStaleAttemptFenceFails: while a worker runs attempt 1, its turn is
+// taken back and claimed again (attempt 2) by another worker, as after a
+// long pause of the first. The first worker's check right before its push
+// must fail (its attempt number is a stale fencing token), so it pushes
+// nothing and records nothing.
+func TestPoolStaleAttemptFenceFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	f := &fence{editDone: make(chan struct{})}
+	e.runner.on("edit and push", f.step)
+	cfg := baseConfig()
+	cfg.Lease = 30 * time.Second // no renewal happens during the test
+	cfg.Workers = 1
+	e.startPool(cfg)
+
+	job := e.create("edit and push")
+	eventually(t, waitFor, "the turn to start", func() bool { return e.runner.started("edit and push") == 1 })
+	// What recovery on another replica does once the lease looks expired:
+	// take the turn back, then claim it again.
+	stale := agentjob.Claim{JobID: job.ID, ProjectID: e.project.ID, Seq: 1, Attempts: 1, Worker: cfg.WorkerID}
+	cur := e.get(job.ID)
+	p, evs, err := agentjob.Reduce(cur, agentjob.Input{Kind: agentjob.InTurnEnd, At: time.Now(), Turn: agentjob.TurnEnd{Claim: stale, Outcome: agentjob.OutcomeInterrupted, MaxAttempts: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.store.Apply(ctx, e.project.ID, job.ID, p, nil, evs); err != nil {
+		t.Fatalf("take the turn back: %v", err)
+	}
+	c2, ok, err := e.store.ClaimTurn(ctx, "worker-2", time.Now(), time.Now().Add(time.Hour))
+	if err != nil || !ok || c2.Attempts != 2 {
+		t.Fatalf("claim by worker-2 = %+v, %v, %v; want attempt 2", c2, ok, err)
+	}
+
+	close(f.editDone)
+	eventually(t, waitFor, "the stale attempt to end", func() bool { return e.runner.finished("edit and push") == 1 })
+	if n := f.pushes.Load(); n != 0 {
+		t.Fatalf("the stale attempt pushed %d times", n)
+	}
+	err, _ = f.checkErr.Load().(error)
+	if !errors.Is(err, agentjob.ErrLeaseLost) {
+		t.Errorf("the stale attempt's fence check = %v, want ErrLeaseLost", err)
+	}
+	if m := e.get(job.ID).Messages[0]; m.State != agentjob.TurnRunning || m.Attempts != 2 {
+		t.Errorf("message = %+v, want still running as worker-2's attempt 2", m)
+	}
+}
