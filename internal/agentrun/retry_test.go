@@ -38,6 +38,8 @@ type githubRemote struct {
 	fail    int
 	creates int // POST .../pulls that opened a pull request
 	posts   int // every POST .../pulls
+	lists   int // every GET .../pulls
+	patches int // every PATCH .../pulls/N
 	prs     []map[string]any
 }
 
@@ -72,6 +74,9 @@ func newGitHubRemote(t *testing.T, failCreates int) *githubRemote {
 	mux.HandleFunc("GET /api/v3/repos/acme/docs/pulls", g.list)
 	mux.HandleFunc("POST /api/v3/repos/acme/docs/pulls", g.create)
 	mux.HandleFunc("PATCH /api/v3/repos/acme/docs/pulls/{n}", func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		g.patches++
+		g.mu.Unlock()
 		http.Error(w, `{"message":"not expected in this test"}`, http.StatusTeapot)
 	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -89,6 +94,7 @@ func newGitHubRemote(t *testing.T, failCreates int) *githubRemote {
 func (g *githubRemote) list(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.lists++
 	out := []map[string]any{}
 	for _, pr := range g.prs {
 		if head, _ := pr["head"].(map[string]any); head["label"] == r.URL.Query().Get("head") {
@@ -238,5 +244,69 @@ func TestGitHubProtocol502AfterPushRetriesAndCompletes(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(types, " "), "turn.retrying") {
 		t.Errorf("events %v, want a turn.retrying", types)
+	}
+}
+
+// TestGitHubProtocolRepeatedPRStepAddsNothing: a turn whose earlier attempt
+// pushed and opened its pull request, but died before recording it, runs
+// again. It finds the open pull request with its own section and neither
+// opens another nor adds a section; with the pull request recorded, it asks
+// the forge nothing at all.
+func TestGitHubProtocolRepeatedPRStepAddsNothing(t *testing.T) {
+	t.Parallel()
+	remote := newGitHubRemote(t, 0)
+	g, err := gitcli.New(gitcli.Config{HomeDir: t.TempDir(), AllowHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := New(Config{
+		WorkDir: t.TempDir(), Git: g, HTTPClient: &http.Client{Timeout: 10 * time.Second},
+		LookupEnv: func(k string) (string, bool) { return githubToken, k == "ACME_GITHUB_TOKEN" },
+		Log:       slog.New(slog.DiscardHandler),
+	})
+	id := "3f2a9c1e-0000-4000-8000-000000000002"
+	prompt := "Document the --watch flag"
+	turn := agentjob.Turn{
+		Job:     agentjob.Job{ID: id, Branch: agentjob.BranchName(id, prompt), Model: "builtin", Messages: []agentjob.Message{{Seq: 1, Prompt: prompt}}},
+		Project: tenant.Project{ID: "docs", RepoURL: remote.url, BaseRef: "main", ForgeKind: tenant.ForgeGitHub, ForgeURL: remote.api, TokenEnv: "ACME_GITHUB_TOKEN", DocsRoot: "."},
+		Message: agentjob.Message{Seq: 1, Prompt: prompt, Checkpoint: agentjob.Checkpoint{
+			PushedSHA: "0123456789abcdef0123456789abcdef01234567", Summary: "Documented --watch.", FilesChanged: []string{"guides/flags.mdx"},
+		}},
+		Attempt: 2,
+	}
+	// What the earlier attempt opened.
+	remote.prs = append(remote.prs, map[string]any{
+		"id": 1001, "number": 1, "state": "open", "title": prompt,
+		"body":     "Documented --watch.\n\n" + turnSection(turn.Message, "Documented --watch.", []string{"guides/flags.mdx"}, time.Now()),
+		"html_url": "https://github.example/acme/docs/pull/1",
+		"head":     map[string]any{"label": "acme:" + turn.Job.Branch, "ref": turn.Job.Branch},
+		"base":     map[string]any{"label": "acme:main", "ref": "main"},
+	})
+	out, err := runner.RunTurn(t.Context(), turn, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.PRNumber != 1 || out.PRLink != "https://github.example/acme/docs/pull/1" || out.Summary != "Documented --watch." {
+		t.Errorf("outcome = %+v, want the open pull request #1", out)
+	}
+	remote.mu.Lock()
+	lists, posts, patches := remote.lists, remote.posts, remote.patches
+	remote.mu.Unlock()
+	if lists != 1 || posts != 0 || patches != 0 {
+		t.Errorf("GET %d, POST %d, PATCH %d; want the one lookup and no new pull request or section", lists, posts, patches)
+	}
+	if strings.Contains(git(t, remote.bare, "branch", "--list"), "docsmith/") {
+		t.Errorf("the repeated turn pushed a branch although its checkpoint says it had pushed")
+	}
+
+	turn.Message.Checkpoint.PRNumber, turn.Message.Checkpoint.PRLink = 1, "https://github.example/acme/docs/pull/1"
+	out, err = runner.RunTurn(t.Context(), turn, &recorder{})
+	if err != nil || out.PRNumber != 1 {
+		t.Fatalf("with the pull request recorded: %+v, %v", out, err)
+	}
+	remote.mu.Lock()
+	defer remote.mu.Unlock()
+	if remote.lists != 1 || remote.posts != 0 || remote.patches != 0 {
+		t.Errorf("with the pull request recorded the forge was asked again: GET %d, POST %d, PATCH %d", remote.lists, remote.posts, remote.patches)
 	}
 }
