@@ -56,8 +56,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Idempotency/CreateJob", testIdempotentCreate},
 		{"Idempotency/AddMessage", testIdempotentMessage},
 
-		{"State/AddMessage", testAddMessage},
-		{"State/ChangeStatusCancel", testChangeStatusCancel},
+		{"State/FollowUpAndStaleVersion", testAddMessage},
+		{"State/Cancel", testChangeStatusCancel},
 
 		{"Queue/ClaimEmpty", testClaimEmpty},
 		{"Queue/ClaimOldest", testClaimOldest},
