@@ -224,15 +224,21 @@ func turnIdentity(turn agentjob.Turn) string {
 // through for its own: people may have pushed on top of it since.
 const resumeDepth = 50
 
-// resumePoint is where a turn resumes: the checkpoint the store holds, or,
-// for a repeated turn that has none, its own commit found on the remote
-// (pushed by an attempt that died before it could record it).
+// resumePoint is where a turn resumes: the checkpoint the store holds, or
+// its own commit found on the branch, pushed by an attempt that died (or
+// was stopped on shutdown) before it could record it. A repeated turn looks
+// through the branch's recent history; a first attempt (which may still be
+// a turn handed back on shutdown) only at the tip, which costs nothing.
 func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitcli.Repo, creds *gitcli.Credentials) (agentjob.Checkpoint, error) {
 	cp := turn.Message.Checkpoint
-	if cp.PushedSHA != "" || turn.Attempt <= 1 {
+	if cp.PushedSHA != "" {
 		return cp, nil
 	}
-	sha, found, err := repo.FindTrailer(ctx, turn.Job.Branch, turnTrailer, turnIdentity(turn), resumeDepth, creds)
+	depth := 1
+	if turn.Attempt > 1 {
+		depth = resumeDepth
+	}
+	sha, found, err := repo.FindTrailer(ctx, turn.Job.Branch, turnTrailer, turnIdentity(turn), depth, creds)
 	if err != nil {
 		if transientGit(err) {
 			return cp, agentjob.RetryAfter(r.retryDelay(turn), failf("the history of %s could not be read: %s", turn.Job.Branch, describe(err)))

@@ -232,6 +232,44 @@ func TestBuiltinReplaceOfAbsentTextCompletes(t *testing.T) {
 	}
 }
 
+// TestTurnRunAgainAfterPushResumes: a turn whose push landed but was never
+// recorded runs again, as a repeated attempt (after a crash) and as a first
+// attempt again (handed back on shutdown, which uses no attempt). Neither
+// edits again: the branch keeps one commit of the turn, and the outcome is
+// the pushed commit's.
+func TestTurnRunAgainAfterPushResumes(t *testing.T) {
+	t.Parallel()
+	for _, attempt := range []int{1, 2} {
+		b := setup(t, "builtin")
+		prompt := `replace "Keep reading as the file grows" with "Keep reading as the file grows, and beyond" in guides/flags`
+		first, err := b.run(t, 1, prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := b.turn
+		turn.Message = agentjob.Message{Seq: 1, Prompt: prompt}
+		turn.Job.Messages = []agentjob.Message{turn.Message}
+		turn.Attempt = attempt
+		again, err := b.runner.RunTurn(t.Context(), turn, b.prog)
+		if err != nil {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+		if again.Summary != first.Summary || len(again.FilesChanged) != 1 || again.FilesChanged[0] != "guides/flags.mdx" {
+			t.Errorf("attempt %d: outcome %+v, want the first run's %+v", attempt, again, first)
+		}
+		commits := git(t, b.remote, "log", "--format=%(trailers:key=Docsmith-Turn,valueonly)", b.turn.Job.Branch)
+		if n := strings.Count(commits, b.turn.Job.ID+"/1"); n != 1 {
+			t.Errorf("attempt %d: the branch has %d commits of the turn, want 1", attempt, n)
+		}
+		if n := strings.Count(b.branchFile(t, "guides/flags.mdx"), "and beyond"); n != 1 {
+			t.Errorf("attempt %d: the edit is applied %d times, want once", attempt, n)
+		}
+		if !b.prog.has("resume") {
+			t.Errorf("attempt %d: no resume event", attempt)
+		}
+	}
+}
+
 // TestModelLoopOpenAIProtocol drives the loop with a local server speaking
 // the OpenAI Chat Completions streaming protocol through the official SDK.
 func TestModelLoopOpenAIProtocol(t *testing.T) {

@@ -34,10 +34,20 @@ func TestFindTrailer(t *testing.T) {
 	if err := repo.Push(ctx, "main", nil); err != nil {
 		t.Fatal(err)
 	}
+	// At the tip, depth 1 finds it without looking further, and fetches its
+	// parent so that its files can be listed.
+	tip := w.clone(ctx, "main")
+	got, found, err := tip.FindTrailer(ctx, "main", "Docsmith-Turn", "j1/2", 1, nil)
+	if err != nil || !found || got != sha {
+		t.Fatalf("FindTrailer at the tip = %q, %v, %v; want %q", got, found, err, sha)
+	}
+	if _, files, err := tip.CommitInfo(ctx, got); err != nil || len(files) != 2 {
+		t.Errorf("CommitInfo at the tip = %v, %v; want its 2 files", files, err)
+	}
 	w.human("main", "a human edit on top", func(dir string) { writeFile(t, dir, "README.md", "hello again\n") })
 
 	fresh := w.clone(ctx, "main") // depth 1: only the human's commit
-	got, found, err := fresh.FindTrailer(ctx, "main", "Docsmith-Turn", "j1/2", 5, nil)
+	got, found, err = fresh.FindTrailer(ctx, "main", "Docsmith-Turn", "j1/2", 5, nil)
 	if err != nil || !found || got != sha {
 		t.Fatalf("FindTrailer = %q, %v, %v; want %q", got, found, err, sha)
 	}
