@@ -28,6 +28,7 @@ var ErrLeaseLost = errors.New("the turn is no longer leased by this worker")
 type InputKind string
 
 const (
+	InCreate   InputKind = "create"   // a caller created the job with its first message
 	InFollowUp InputKind = "followup" // a caller sent another message
 	InArchive  InputKind = "archive"  // a caller archived the job
 	InCancel   InputKind = "cancel"   // a caller canceled the job
@@ -49,7 +50,7 @@ const (
 type Input struct {
 	Kind InputKind
 	At   time.Time
-	// Prompt is the instruction of a follow-up.
+	// Prompt is the instruction of a create or follow-up.
 	Prompt string
 	// Reason is the error a cancel leaves on the job.
 	Reason string
@@ -130,6 +131,21 @@ func Reduce(job Job, in Input) (Patch, []NewEvent, error) {
 	var events []NewEvent
 
 	switch in.Kind {
+	case InCreate:
+		// job is the new job's fields, with no status yet.
+		to, err := Transition(job.Status, EvCreate)
+		if err != nil {
+			return Patch{}, nil, err
+		}
+		next.Status = to
+		msg := Message{Seq: 1, Prompt: in.Prompt, State: TurnQueued, CreatedAt: in.At}
+		p.Turns = append(p.Turns, TurnChange{Op: OpInsert, Seq: 1, Message: msg})
+		events = append(events,
+			NewEvent{Type: EventStatus, Data: map[string]any{"status": to}},
+			NewEvent{Type: EventMessageQueued, Data: map[string]any{"seq": 1}})
+		p.Job = next
+		return p, events, nil
+
 	case InFollowUp:
 		to, err := Transition(job.Status, EvFollowUp)
 		if err != nil {

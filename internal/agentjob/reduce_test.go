@@ -86,6 +86,7 @@ func TestReduce(t *testing.T) {
 	followUp := agentjob.Input{Kind: agentjob.InFollowUp, At: reduceT0.Add(time.Hour), Prompt: "more"}
 	archive := agentjob.Input{Kind: agentjob.InArchive, At: reduceT0.Add(time.Hour)}
 	cancel := agentjob.Input{Kind: agentjob.InCancel, At: reduceT0.Add(time.Hour), Reason: "canceled by request"}
+	create := agentjob.Input{Kind: agentjob.InCreate, At: reduceT0.Add(time.Hour), Prompt: "first"}
 	cases := []struct {
 		name        string
 		job         agentjob.Job
@@ -99,6 +100,11 @@ func TestReduce(t *testing.T) {
 		events      []string
 		completedAt bool
 	}{
+		// Create.
+		{name: "create", job: reduceJob("", ""), in: create,
+			status: agentjob.Active, ops: []string{"insert 1"}, events: []string{"status", "message.queued"}},
+		{name: "create on an existing job", job: reduceJob(agentjob.Completed, "", D), in: create, refused: true},
+
 		// Follow-ups.
 		{name: "follow-up on active", job: reduceJob(agentjob.Active, "", R), in: followUp,
 			status: agentjob.Active, ops: []string{"insert 2"}, events: []string{"message.queued"}},
@@ -228,9 +234,14 @@ func TestReduce(t *testing.T) {
 				t.Errorf("updatedAt %s, want %s", j.UpdatedAt, tc.in.At)
 			}
 			if j.Status != before.Status {
-				d, _ := evs[len(evs)-1].Data.(map[string]any)
-				if d["status"] != j.Status {
-					t.Errorf("status event %v, want status %s", d, j.Status)
+				found := false
+				for _, ev := range evs {
+					if d, _ := ev.Data.(map[string]any); ev.Type == agentjob.EventStatus && d["status"] == j.Status {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("events %v, want a status event with status %s", evs, j.Status)
 				}
 			}
 			for _, ch := range p.Turns {

@@ -55,29 +55,26 @@ func (s *Service) Create(ctx context.Context, p tenant.Project, prompt, idempote
 	if err := ValidatePrompt(prompt); err != nil {
 		return Job{}, false, err
 	}
-	status, err := Transition("", EvCreate)
-	if err != nil {
-		return Job{}, false, err
-	}
 	now := s.now()
 	id := uuid.NewString()
-	job := Job{
+	draft := Job{
 		ID:         id,
 		ProjectID:  p.ID,
-		Status:     status,
 		Repository: p.RepoURL,
 		Branch:     BranchName(id, prompt),
 		BaseRef:    p.BaseRef,
 		Model:      p.Model,
 		CreatedAt:  now,
-		UpdatedAt:  now,
-		Messages:   []Message{{Seq: 1, Prompt: prompt, State: TurnQueued, CreatedAt: now}},
+	}
+	patch, events, err := Reduce(draft, Input{Kind: InCreate, At: now, Prompt: prompt})
+	if err != nil {
+		return Job{}, false, err
+	}
+	job := patch.Job
+	for _, tc := range patch.Turns {
+		job.Messages = append(job.Messages, tc.Message)
 	}
 	idem := s.idempotency(createScope(p.ID), idempotencyKey, prompt, now)
-	events := []NewEvent{
-		{Type: EventStatus, Data: map[string]any{"status": Active}},
-		{Type: EventMessageQueued, Data: map[string]any{"seq": 1}},
-	}
 	job, replayed, err := s.store.CreateJob(ctx, job, idem, events)
 	if err != nil {
 		return Job{}, false, err
