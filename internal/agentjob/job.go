@@ -12,8 +12,11 @@ import (
 // Job is one agent job: a branch of a project that the agent works on over
 // one or more turns.
 type Job struct {
-	ID           string
-	ProjectID    string
+	ID        string
+	ProjectID string
+	// Version grows with every change; a patch applies only to the version
+	// it was decided on.
+	Version      int64
 	Status       Status
 	Repository   string
 	Branch       string // source.ref: the branch the agent works on
@@ -60,6 +63,10 @@ type Message struct {
 	CreatedAt  time.Time
 	StartedAt  *time.Time
 	FinishedAt *time.Time
+	// RunAfter is when a turn queued again after a retryable error may run.
+	RunAfter *time.Time
+	// Checkpoint is what the turn's earlier attempts already did.
+	Checkpoint Checkpoint
 }
 
 // JobEvent is one entry of a job's event stream. IDs grow over the whole
@@ -79,6 +86,7 @@ const (
 	EventMessageQueued = "message.queued"
 	EventTurnStarted   = "turn.started"
 	EventTurnFinished  = "turn.finished"
+	EventTurnRetrying  = "turn.retrying"
 )
 
 // NewEvent is an event to append.
@@ -122,33 +130,21 @@ type Claim struct {
 	CancelRequested bool
 }
 
-// TurnResult is how a turn ended, written in one transaction with the job.
-type TurnResult struct {
-	State        TurnState
-	Summary      string
-	Error        string
-	PRLink       string
-	PRNumber     int
-	FilesChanged []string
-	Usage        Usage
-	// JobStatus is the job's next state if no other turn is queued behind
-	// this one and the job is still active.
-	JobStatus Status
-	At        time.Time
+// Checkpoint is how far a turn's side effects got, written as each lands so
+// that a turn run again resumes after them instead of repeating them.
+type Checkpoint struct {
+	// PushedSHA is the turn's commit on the job's branch, once pushed.
+	PushedSHA    string
+	Summary      string   // the summary the pushed commit carries
+	FilesChanged []string // the files the pushed commit changed
+	// PRNumber and PRLink are the pull request the turn opened or updated.
+	PRNumber int
+	PRLink   string
 }
 
-// StatusChange is a caller's change of a job's state (archive, cancel).
-type StatusChange struct {
-	From, To   Status
-	Error      string
-	ArchivedAt *time.Time
-	At         time.Time
-	Events     []NewEvent
-}
-
-// Store keeps jobs, their turns and events. Methods that take a from-status
-// apply only while the job is still in it, and return apperr Conflict
-// otherwise, so the state machine decides and the store applies atomically.
+// Store keeps jobs, their turns and events. The reducer decides every
+// change of a job (Reduce); the store applies its patch atomically and only
+// while the job is still at the patch's version.
 type Store interface {
 	// FindIdempotent returns the job id an earlier request with the same
 	// key made, or apperr Invalid if that request had another body.
@@ -156,14 +152,25 @@ type Store interface {
 	CreateJob(ctx context.Context, job Job, idem *Idempotency, events []NewEvent) (Job, bool, error)
 	GetJob(ctx context.Context, projectID, id string) (Job, error)
 	ListJobs(ctx context.Context, projectID string, q ListQuery) ([]Job, error)
-	AddMessage(ctx context.Context, projectID, jobID string, from, to Status, msg Message, idem *Idempotency, events []NewEvent) (Job, bool, error)
-	ChangeStatus(ctx context.Context, projectID, jobID string, change StatusChange) (Job, error)
+	// Apply writes a patch and its events in one transaction. A job whose
+	// version moved on is an apperr Conflict wrapping ErrStale; a fenced
+	// turn change whose claim no longer holds the turn is a Conflict
+	// wrapping ErrLeaseLost. With idem already used it writes nothing and
+	// returns the job with true.
+	Apply(ctx context.Context, projectID, jobID string, p Patch, idem *Idempotency, events []NewEvent) (Job, bool, error)
 
 	ClaimTurn(ctx context.Context, worker string, now, leaseUntil time.Time) (Claim, bool, error)
+	// RenewLease extends the claim's lease: a compare-and-swap on the
+	// worker and the attempt number (the fencing token). A lease taken over
+	// is a Conflict wrapping ErrLeaseLost.
 	RenewLease(ctx context.Context, c Claim, leaseUntil time.Time) (cancelRequested bool, err error)
 	ExpiredTurns(ctx context.Context, now time.Time) ([]Claim, error)
-	RequeueTurn(ctx context.Context, c Claim, countAttempt bool) error
-	FinishTurn(ctx context.Context, c Claim, r TurnResult, events []NewEvent) (Job, error)
+	// RequeueTurn hands a running turn back on shutdown, without using up
+	// its attempt.
+	RequeueTurn(ctx context.Context, c Claim) error
+	// SaveCheckpoint records how far the claim's turn got, fenced like
+	// RenewLease.
+	SaveCheckpoint(ctx context.Context, c Claim, cp Checkpoint) error
 
 	AppendEvents(ctx context.Context, jobID string, at time.Time, events []NewEvent) error
 	ListEvents(ctx context.Context, jobID string, afterID int64, limit int) ([]JobEvent, error)

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -26,6 +25,21 @@ type Turn struct {
 	Project tenant.Project
 	Message Message
 	Attempt int
+	// Lease is the turn's hold on its job; nil when nothing fences it.
+	Lease Lease
+}
+
+// Lease is a running turn's hold on its job. A runner checks it right
+// before each side effect outside the store (the push, the pull request
+// call), so that a worker that lost its lease, or cannot prove it still has
+// it, stops before it acts; and it records each side effect that landed.
+type Lease interface {
+	// Check fails if the lease may have passed to another worker: its last
+	// renewal is too old, or the store refuses this attempt (the fencing
+	// token). A successful check renews the lease.
+	Check(ctx context.Context) error
+	// Save records how far the turn got, fenced like Check.
+	Save(ctx context.Context, cp Checkpoint) error
 }
 
 // TurnOutcome is what a turn achieved.
@@ -76,7 +90,13 @@ var (
 	errCanceledByRequest = errors.New("canceled by request")
 	errShutdown          = errors.New("worker shutting down")
 	errLeaseLost         = errors.New("lease lost to another worker")
+	errLeaseExpired      = errors.New("the lease could not be renewed in time")
 )
+
+// leaseMargin is how long before its lease runs out a worker that could not
+// renew it stops its turn: long enough for the turn to stop before another
+// worker may take it back.
+func (p *Pool) leaseMargin() time.Duration { return p.cfg.Lease / 4 }
 
 // NewPool returns a Pool; Run starts it.
 func NewPool(cfg PoolConfig, store Store, projects Projects, runner Runner, hub *Hub, log *slog.Logger, now func() time.Time) *Pool {
@@ -168,25 +188,8 @@ func (p *Pool) takeBack(ctx context.Context, c Claim) {
 		log.Warn("turn lease expired while this worker still runs it; keeping it")
 		return
 	}
-	if c.CancelRequested {
-		p.finish(ctx, c, TurnResult{State: TurnCanceled, Error: "canceled by request", JobStatus: mustTransition(Active, EvCancel)})
-		log.Info("expired turn was canceled while it ran; not queued again")
-		return
-	}
-	if c.Attempts < p.cfg.MaxAttempts {
-		if err := p.store.RequeueTurn(ctx, c, true); err != nil {
-			if !apperr.Is(err, apperr.Conflict) {
-				log.Error("requeue expired turn", "err", err)
-			}
-			return
-		}
-		log.Warn("turn lease expired; queued again")
-		p.hub.TurnQueued()
-		return
-	}
-	msg := fmt.Sprintf("the turn was interrupted %d times before it could finish (the worker running it stopped); giving up", c.Attempts)
-	p.finish(ctx, c, TurnResult{State: TurnFailed, Error: msg, JobStatus: mustTransition(Active, EvFailed)})
-	log.Warn("turn lease expired too often; failed")
+	p.finish(ctx, TurnEnd{Claim: c, Outcome: OutcomeInterrupted, MaxAttempts: p.cfg.MaxAttempts})
+	log.Warn("turn lease expired; taken back")
 }
 
 func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
@@ -202,8 +205,10 @@ func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
 		p.mu.Unlock()
 	}()
 
+	lease := &turnLease{pool: p, claim: c, cancel: cancel}
+	lease.renewed(p.now())
 	renewDone := make(chan struct{})
-	go p.renew(turnCtx, c, cancel, renewDone)
+	go p.renew(turnCtx, lease, renewDone)
 	defer func() { cancel(nil); <-renewDone }()
 
 	// The store calls must outlive a hard stop so the outcome is written.
@@ -211,13 +216,13 @@ func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
 	job, err := p.store.GetJob(storeCtx, c.ProjectID, c.JobID)
 	if err != nil {
 		log.Error("load job for turn", "err", err)
-		p.finish(storeCtx, c, TurnResult{State: TurnFailed, Error: "the job could not be loaded", JobStatus: mustTransition(Active, EvFailed)})
+		p.finish(storeCtx, TurnEnd{Claim: c, Outcome: OutcomeFailed, Error: "the job could not be loaded"})
 		return
 	}
 	project, err := p.projects.GetProject(storeCtx, c.ProjectID)
 	if err != nil {
 		log.Error("load project for turn", "err", err)
-		p.finish(storeCtx, c, TurnResult{State: TurnFailed, Error: "the job's project could not be loaded", JobStatus: mustTransition(Active, EvFailed)})
+		p.finish(storeCtx, TurnEnd{Claim: c, Outcome: OutcomeFailed, Error: "the job's project could not be loaded"})
 		return
 	}
 	var msg Message
@@ -230,16 +235,17 @@ func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
 	log.Info("turn started")
 
 	runCtx, stopTimer := context.WithTimeout(turnCtx, p.cfg.TurnTimeout)
-	outcome, runErr := p.runner.RunTurn(runCtx, Turn{Job: job, Project: project, Message: msg, Attempt: c.Attempts}, progress{pool: p, jobID: c.JobID})
+	turn := Turn{Job: job, Project: project, Message: msg, Attempt: c.Attempts, Lease: lease}
+	outcome, runErr := p.runner.RunTurn(runCtx, turn, progress{pool: p, jobID: c.JobID})
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
 	stopTimer()
 
 	cause := context.Cause(turnCtx)
 	switch {
 	case errors.Is(cause, errShutdown):
-		err := p.store.RequeueTurn(storeCtx, c, false)
+		err := p.store.RequeueTurn(storeCtx, c)
 		switch {
-		case apperr.Is(err, apperr.Conflict):
+		case errors.Is(err, ErrLeaseLost):
 			log.Info("turn not handed back: its job was canceled; recovery ends it")
 		case err != nil:
 			log.Error("hand turn back to the queue", "err", err)
@@ -247,80 +253,187 @@ func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
 			log.Info("turn handed back to the queue for shutdown")
 		}
 		return
-	case errors.Is(cause, errLeaseLost):
+	case errors.Is(cause, errLeaseLost), errors.Is(runErr, ErrLeaseLost):
 		log.Warn("turn abandoned: its lease was taken over")
 		return
+	case errors.Is(cause, errLeaseExpired):
+		log.Warn("turn stopped: its lease could not be renewed in time; another worker takes it back once it expires")
+		return
 	case errors.Is(cause, errCanceledByRequest):
-		p.finish(storeCtx, c, TurnResult{State: TurnCanceled, Error: "canceled by request", JobStatus: mustTransition(Active, EvCancel)})
+		p.finish(storeCtx, TurnEnd{Claim: c, Outcome: OutcomeCanceled, Error: "canceled by request", Requested: true})
 		log.Info("turn canceled")
 		return
 	case timedOut:
 		msg := fmt.Sprintf("the turn exceeded its wall-time budget of %s", p.cfg.TurnTimeout)
-		p.finish(storeCtx, c, TurnResult{State: TurnFailed, Error: msg, JobStatus: mustTransition(Active, EvFailed)})
+		p.finish(storeCtx, TurnEnd{Claim: c, Outcome: OutcomeFailed, Error: msg})
 		log.Warn("turn timed out")
 		return
-	case runErr != nil:
-		p.finish(storeCtx, c, TurnResult{State: TurnFailed, Error: runErr.Error(), JobStatus: mustTransition(Active, EvFailed)})
-		log.Warn("turn failed", "err", runErr)
-		return
 	}
-	p.finish(storeCtx, c, TurnResult{
-		State:        TurnDone,
+	kind, delay := classify(runErr)
+	end := TurnEnd{
+		Claim:        c,
+		Outcome:      kind,
 		Summary:      outcome.Summary,
 		PRLink:       outcome.PRLink,
 		PRNumber:     outcome.PRNumber,
 		FilesChanged: outcome.FilesChanged,
 		Usage:        outcome.Usage,
-		JobStatus:    mustTransition(Active, EvFinished),
-	})
-	log.Info("turn finished", "pr", outcome.PRLink)
+		MaxAttempts:  p.cfg.MaxAttempts,
+	}
+	if runErr != nil {
+		end.Error = runErr.Error()
+		end.RetryAt = p.now().Add(delay)
+	}
+	p.finish(storeCtx, end)
+	switch kind {
+	case OutcomeDone:
+		log.Info("turn finished", "pr", outcome.PRLink)
+	case OutcomeRetry:
+		log.Warn("turn failed; it may run again", "delay", delay, "err", runErr)
+	default:
+		log.Warn("turn failed", "outcome", kind, "err", runErr)
+	}
 }
 
-func (p *Pool) renew(ctx context.Context, c Claim, cancel context.CancelCauseFunc, done chan<- struct{}) {
+// turnLease is a running turn's Lease: it remembers when the store last
+// renewed it.
+type turnLease struct {
+	pool   *Pool
+	claim  Claim
+	cancel context.CancelCauseFunc
+
+	mu     sync.Mutex
+	lastOK time.Time
+}
+
+func (l *turnLease) renewed(at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if at.After(l.lastOK) {
+		l.lastOK = at
+	}
+}
+
+// deadline is when the turn must stop if no renewal succeeds before.
+func (l *turnLease) deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastOK.Add(l.pool.cfg.Lease - l.pool.leaseMargin())
+}
+
+// renew extends the lease once and reports whether the turn may go on.
+func (l *turnLease) renew(ctx context.Context) error {
+	p := l.pool
+	now := p.now()
+	if !now.Before(l.deadline()) {
+		l.cancel(errLeaseExpired)
+		return fmt.Errorf("turn %d of job %s: %w", l.claim.Seq, l.claim.JobID, errLeaseExpired)
+	}
+	canceled, err := p.store.RenewLease(ctx, l.claim, now.Add(p.cfg.Lease))
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		l.cancel(errLeaseLost)
+		return err
+	case err != nil:
+		return fmt.Errorf("renew the lease of turn %d of job %s: %w", l.claim.Seq, l.claim.JobID, err)
+	case canceled:
+		l.cancel(errCanceledByRequest)
+		return errCanceledByRequest
+	}
+	l.renewed(now)
+	return nil
+}
+
+// Check renews the lease right before a side effect; see Lease.
+func (l *turnLease) Check(ctx context.Context) error {
+	if err := l.renew(ctx); err != nil {
+		if errors.Is(err, ErrLeaseLost) || errors.Is(err, errLeaseExpired) || errors.Is(err, errCanceledByRequest) {
+			return err
+		}
+		// The store could not be asked: do not act, try again later.
+		return RetryAfter(l.pool.cfg.Lease, err)
+	}
+	return nil
+}
+
+// Save records a checkpoint; see Lease.
+func (l *turnLease) Save(ctx context.Context, cp Checkpoint) error {
+	err := l.pool.store.SaveCheckpoint(context.WithoutCancel(ctx), l.claim, cp)
+	if errors.Is(err, ErrLeaseLost) {
+		l.cancel(errLeaseLost)
+	}
+	return err
+}
+
+// renew keeps the turn's lease while it runs. When renewals fail for so long
+// that the lease could pass to another worker, it stops the turn.
+func (p *Pool) renew(ctx context.Context, l *turnLease, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(p.cfg.Lease / 3)
-	defer t.Stop()
+	failing := false
 	for {
+		wait := p.cfg.Lease / 3
+		if failing {
+			wait = p.cfg.Lease / 10
+		}
+		if left := l.deadline().Sub(p.now()); left < wait {
+			wait = max(left, 0)
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(wait):
 		}
-		canceled, err := p.store.RenewLease(ctx, c, p.now().Add(p.cfg.Lease))
+		err := l.renew(ctx)
 		switch {
-		case apperr.Is(err, apperr.Conflict):
-			cancel(errLeaseLost)
-			return
-		case err != nil:
-			if ctx.Err() == nil {
-				p.log.Error("renew turn lease", "job", c.JobID, "err", err)
+		case err == nil:
+			failing = false
+		case errors.Is(err, ErrLeaseLost), errors.Is(err, errLeaseExpired), errors.Is(err, errCanceledByRequest):
+			if errors.Is(err, errLeaseExpired) {
+				p.log.Error("turn lease not renewed in time; stopping the turn", "job", l.claim.JobID, "seq", l.claim.Seq)
 			}
-		case canceled:
-			cancel(errCanceledByRequest)
+			return
+		default:
+			failing = true
+			if ctx.Err() == nil {
+				p.log.Error("renew turn lease", "job", l.claim.JobID, "err", err)
+			}
+		}
+	}
+}
+
+// finish records how a turn ended: the reducer decides, the store applies,
+// and a job that changed meanwhile is read and decided again.
+func (p *Pool) finish(ctx context.Context, te TurnEnd) {
+	c := te.Claim
+	if te.MaxAttempts == 0 {
+		te.MaxAttempts = p.cfg.MaxAttempts
+	}
+	for attempt := 0; ; attempt++ {
+		job, err := p.store.GetJob(ctx, c.ProjectID, c.JobID)
+		if err != nil {
+			p.log.Error("record turn outcome: load job", "job", c.JobID, "seq", c.Seq, "err", err)
+			return
+		}
+		patch, events, err := Reduce(job, Input{Kind: InTurnEnd, At: p.now(), Turn: te})
+		if err == nil {
+			_, _, err = p.store.Apply(ctx, c.ProjectID, c.JobID, patch, nil, events)
+		}
+		switch {
+		case err == nil:
+			p.hub.JobChanged(c.JobID)
+			p.hub.TurnQueued() // the job's next message, or this one again, may be waiting
+			return
+		case errors.Is(err, ErrStale) && attempt < 10:
+			continue
+		case errors.Is(err, ErrLeaseLost):
+			p.log.Info("turn outcome not recorded: the turn is no longer ours", "job", c.JobID, "seq", c.Seq)
+			return
+		default:
+			p.log.Error("record turn outcome", "job", c.JobID, "seq", c.Seq, "err", err)
 			return
 		}
 	}
 }
-
-func (p *Pool) finish(ctx context.Context, c Claim, r TurnResult) {
-	r.At = p.now()
-	data := map[string]any{"seq": c.Seq, "state": r.State}
-	if r.Summary != "" {
-		data["summary"] = r.Summary
-	}
-	if r.Error != "" {
-		data["error"] = r.Error
-	}
-	if _, err := p.store.FinishTurn(ctx, c, r, []NewEvent{{Type: EventTurnFinished, Data: data}}); err != nil {
-		if !apperr.Is(err, apperr.Conflict) {
-			p.log.Error("record turn outcome", "job", c.JobID, "seq", c.Seq, "err", err)
-		}
-		return
-	}
-	p.hub.JobChanged(c.JobID)
-	p.hub.TurnQueued() // the job's next message may be waiting
-}
-
 func (p *Pool) emit(ctx context.Context, jobID, eventType string, data any) {
 	if err := p.store.AppendEvents(ctx, jobID, p.now(), []NewEvent{{Type: eventType, Data: data}}); err != nil {
 		p.log.Error("append job event", "job", jobID, "type", eventType, "err", err)
@@ -336,12 +449,4 @@ type progress struct {
 
 func (pr progress) Emit(ctx context.Context, eventType string, data any) {
 	pr.pool.emit(context.WithoutCancel(ctx), pr.jobID, eventType, data)
-}
-
-func mustTransition(from Status, ev Event) Status {
-	to, err := Transition(from, ev)
-	if err != nil {
-		panic(err)
-	}
-	return to
 }

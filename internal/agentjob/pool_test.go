@@ -481,6 +481,78 @@ func TestPoolRunnerError(t *testing.T) {
 	}
 }
 
+// TestPoolTypedOutcomes: a runner's error says how the turn ends. A retry
+// runs the turn again after its delay, counted against the attempts; one
+// that keeps failing gives up with the error; a cancel ends the turn at once.
+func TestPoolTypedOutcomes(t *testing.T) {
+	t.Parallel()
+	transient := errors.New("github: 502 from POST /repos/acme/docs/pulls: the forge failed: try again later")
+	tests := []struct {
+		name      string
+		steps     []step
+		status    agentjob.Status
+		turn      agentjob.TurnState
+		attempts  int
+		jobError  string
+		minPassed time.Duration
+	}{
+		{
+			name:      "retry then succeed",
+			steps:     []step{fail(agentjob.RetryAfter(150*time.Millisecond, transient)), succeed(agentjob.TurnOutcome{Summary: "done"})},
+			status:    agentjob.Completed,
+			turn:      agentjob.TurnDone,
+			attempts:  2,
+			minPassed: 150 * time.Millisecond,
+		},
+		{
+			name:     "retry until the attempts are used up",
+			steps:    []step{fail(agentjob.RetryAfter(time.Millisecond, transient))},
+			status:   agentjob.Failed,
+			turn:     agentjob.TurnFailed,
+			attempts: 2,
+			jobError: transient.Error() + " (gave up after 2 attempts)",
+		},
+		{
+			name:     "cancel",
+			steps:    []step{fail(agentjob.Cancel(errors.New("the instruction asks for something this project forbids")))},
+			status:   agentjob.Failed,
+			turn:     agentjob.TurnCanceled,
+			attempts: 1,
+			jobError: "the instruction asks for something this project forbids",
+		},
+		{
+			name:     "plain error fails at once",
+			steps:    []step{fail(errors.New("the edits do not validate")), succeed(agentjob.TurnOutcome{})},
+			status:   agentjob.Failed,
+			turn:     agentjob.TurnFailed,
+			attempts: 1,
+			jobError: "the edits do not validate",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.runner.on("edit", tc.steps...)
+			e.startPool(baseConfig())
+			start := time.Now()
+			job := e.create("edit")
+			done := e.waitStatus(job.ID, tc.status)
+			m := done.Messages[0]
+			if m.State != tc.turn || m.Attempts != tc.attempts || done.Error != tc.jobError {
+				t.Errorf("job %s error %q, turn %s after %d attempts; want %s %q, %s after %d",
+					done.Status, done.Error, m.State, m.Attempts, tc.status, tc.jobError, tc.turn, tc.attempts)
+			}
+			if n := e.runner.started("edit"); n != tc.attempts {
+				t.Errorf("runner called %d times, want %d", n, tc.attempts)
+			}
+			if passed := time.Since(start); passed < tc.minPassed {
+				t.Errorf("the retry ran after %s, before its delay of %s", passed, tc.minPassed)
+			}
+		})
+	}
+}
+
 func TestPoolFollowUpsRunInOrder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -1155,5 +1227,114 @@ func TestPoolCancelFromAnotherProcess(t *testing.T) {
 	done := e.waitStatus(job.ID, agentjob.Failed)
 	if done.Error != "canceled by request" || done.Messages[0].State != agentjob.TurnCanceled {
 		t.Errorf("job error %q message state %s", done.Error, done.Messages[0].State)
+	}
+}
+
+// fence is a runner step that stands for an agent turn: it "edits" until
+// editDone is closed (or its context ends), then checks its lease as the
+// real runner does right before it pushes, and counts a push only if the
+// check passes.
+type fence struct {
+	editDone chan struct{}
+	pushes   atomic.Int64
+	checkErr atomic.Value // error of the last failed check
+	stopped  atomic.Int64 // UnixNano when the turn's context ended
+}
+
+func (f *fence) step(ctx context.Context, turn agentjob.Turn, _ agentjob.Progress) (agentjob.TurnOutcome, error) {
+	select {
+	case <-f.editDone:
+	case <-ctx.Done():
+		f.stopped.Store(time.Now().UnixNano())
+		return agentjob.TurnOutcome{}, ctx.Err()
+	}
+	if err := turn.Lease.Check(ctx); err != nil {
+		f.checkErr.Store(err)
+		return agentjob.TurnOutcome{}, err
+	}
+	f.pushes.Add(1)
+	return agentjob.TurnOutcome{Summary: "pushed"}, nil
+}
+
+// TestPoolCutOffFromStoreStopsBeforePush: the store stops answering
+// renewals (the database is unreachable from this worker) for longer than
+// the lease. The worker must stop its turn before the lease could pass to
+// another worker, and so never push; once the store answers again, the turn
+// is taken back and run again.
+func TestPoolCutOffFromStoreStopsBeforePush(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := &fence{editDone: make(chan struct{})}
+	e.runner.on("edit and push", f.step, succeed(agentjob.TurnOutcome{Summary: "second run"}))
+	store := &renewWatcher{Store: e.store}
+	store.paused.Store(true)
+	cfg := baseConfig()
+	cfg.Lease = 600 * time.Millisecond
+	e.startPoolWith(cfg, store, time.Now)
+
+	job := e.create("edit and push")
+	eventually(t, waitFor, "the turn to start", func() bool { return e.runner.started("edit and push") == 1 })
+	started := time.Now()
+	eventually(t, waitFor, "the turn to stop", func() bool { return f.stopped.Load() != 0 })
+	if took := time.Unix(0, f.stopped.Load()).Sub(started); took >= cfg.Lease {
+		t.Errorf("the turn stopped %s after it started, not before its lease of %s ran out", took, cfg.Lease)
+	}
+	close(f.editDone) // too late: the turn was stopped
+	if n := f.pushes.Load(); n != 0 {
+		t.Fatalf("the cut-off worker pushed %d times", n)
+	}
+
+	store.paused.Store(false)
+	done := e.waitStatus(job.ID, agentjob.Completed)
+	if m := done.Messages[0]; m.State != agentjob.TurnDone || m.Attempts != 2 || m.Summary != "second run" {
+		t.Errorf("message = %+v, want done on attempt 2 by the second run", m)
+	}
+}
+
+// TestPoolStaleAttemptFenceFails: while a worker runs attempt 1, its turn is
+// taken back and claimed again (attempt 2) by another worker, as after a
+// long pause of the first. The first worker's check right before its push
+// must fail (its attempt number is a stale fencing token), so it pushes
+// nothing and records nothing.
+func TestPoolStaleAttemptFenceFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	f := &fence{editDone: make(chan struct{})}
+	e.runner.on("edit and push", f.step)
+	cfg := baseConfig()
+	cfg.Lease = 30 * time.Second // no renewal happens during the test
+	cfg.Workers = 1
+	e.startPool(cfg)
+
+	job := e.create("edit and push")
+	eventually(t, waitFor, "the turn to start", func() bool { return e.runner.started("edit and push") == 1 })
+	// What recovery on another replica does once the lease looks expired:
+	// take the turn back, then claim it again.
+	stale := agentjob.Claim{JobID: job.ID, ProjectID: e.project.ID, Seq: 1, Attempts: 1, Worker: cfg.WorkerID}
+	cur := e.get(job.ID)
+	p, evs, err := agentjob.Reduce(cur, agentjob.Input{Kind: agentjob.InTurnEnd, At: time.Now(), Turn: agentjob.TurnEnd{Claim: stale, Outcome: agentjob.OutcomeInterrupted, MaxAttempts: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.store.Apply(ctx, e.project.ID, job.ID, p, nil, evs); err != nil {
+		t.Fatalf("take the turn back: %v", err)
+	}
+	c2, ok, err := e.store.ClaimTurn(ctx, "worker-2", time.Now(), time.Now().Add(time.Hour))
+	if err != nil || !ok || c2.Attempts != 2 {
+		t.Fatalf("claim by worker-2 = %+v, %v, %v; want attempt 2", c2, ok, err)
+	}
+
+	close(f.editDone)
+	eventually(t, waitFor, "the stale attempt to end", func() bool { return e.runner.finished("edit and push") == 1 })
+	if n := f.pushes.Load(); n != 0 {
+		t.Fatalf("the stale attempt pushed %d times", n)
+	}
+	err, _ = f.checkErr.Load().(error)
+	if !errors.Is(err, agentjob.ErrLeaseLost) {
+		t.Errorf("the stale attempt's fence check = %v, want ErrLeaseLost", err)
+	}
+	if m := e.get(job.ID).Messages[0]; m.State != agentjob.TurnRunning || m.Attempts != 2 {
+		t.Errorf("message = %+v, want still running as worker-2's attempt 2", m)
 	}
 }

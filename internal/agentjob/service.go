@@ -3,6 +3,7 @@ package agentjob
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -54,29 +55,26 @@ func (s *Service) Create(ctx context.Context, p tenant.Project, prompt, idempote
 	if err := ValidatePrompt(prompt); err != nil {
 		return Job{}, false, err
 	}
-	status, err := Transition("", EvCreate)
-	if err != nil {
-		return Job{}, false, err
-	}
 	now := s.now()
 	id := uuid.NewString()
-	job := Job{
+	draft := Job{
 		ID:         id,
 		ProjectID:  p.ID,
-		Status:     status,
 		Repository: p.RepoURL,
 		Branch:     BranchName(id, prompt),
 		BaseRef:    p.BaseRef,
 		Model:      p.Model,
 		CreatedAt:  now,
-		UpdatedAt:  now,
-		Messages:   []Message{{Seq: 1, Prompt: prompt, State: TurnQueued, CreatedAt: now}},
+	}
+	patch, events, err := Reduce(draft, Input{Kind: InCreate, At: now, Prompt: prompt})
+	if err != nil {
+		return Job{}, false, err
+	}
+	job := patch.Job
+	for _, tc := range patch.Turns {
+		job.Messages = append(job.Messages, tc.Message)
 	}
 	idem := s.idempotency(createScope(p.ID), idempotencyKey, prompt, now)
-	events := []NewEvent{
-		{Type: EventStatus, Data: map[string]any{"status": Active}},
-		{Type: EventMessageQueued, Data: map[string]any{"seq": 1}},
-	}
 	job, replayed, err := s.store.CreateJob(ctx, job, idem, events)
 	if err != nil {
 		return Job{}, false, err
@@ -108,23 +106,17 @@ func (s *Service) Message(ctx context.Context, projectID, jobID, prompt, idempot
 		return job, found, err
 	}
 	// The job may change between reading it and applying the change; the
-	// store refuses a stale from-status, and we decide again.
+	// store refuses a stale version, and we decide again.
 	for attempt := 0; ; attempt++ {
 		job, err := s.store.GetJob(ctx, projectID, jobID)
 		if err != nil {
 			return Job{}, false, err
 		}
-		to, err := Transition(job.Status, EvFollowUp)
+		patch, events, err := Reduce(job, Input{Kind: InFollowUp, At: s.now(), Prompt: prompt})
 		if err != nil {
 			return Job{}, false, err
 		}
-		seq := len(job.Messages) + 1
-		msg := Message{Seq: seq, Prompt: prompt, State: TurnQueued, CreatedAt: s.now()}
-		events := []NewEvent{{Type: EventMessageQueued, Data: map[string]any{"seq": seq}}}
-		if to != job.Status {
-			events = append(events, NewEvent{Type: EventStatus, Data: map[string]any{"status": to}})
-		}
-		updated, replayed, err := s.store.AddMessage(ctx, projectID, jobID, job.Status, to, msg, idem, events)
+		updated, replayed, err := s.store.Apply(ctx, projectID, jobID, patch, idem, events)
 		if err == nil {
 			if !replayed {
 				s.hub.JobChanged(jobID)
@@ -132,7 +124,7 @@ func (s *Service) Message(ctx context.Context, projectID, jobID, prompt, idempot
 			}
 			return updated, replayed, nil
 		}
-		if !apperr.Is(err, apperr.Conflict) || attempt >= 3 {
+		if !errors.Is(err, ErrStale) || attempt >= 5 {
 			return Job{}, false, err
 		}
 	}
@@ -141,34 +133,29 @@ func (s *Service) Message(ctx context.Context, projectID, jobID, prompt, idempot
 // Archive archives a job. A running turn is stopped; the pull request is
 // left as it is. Archiving an archived job returns it unchanged.
 func (s *Service) Archive(ctx context.Context, projectID, jobID string) (Job, error) {
-	return s.change(ctx, projectID, jobID, EvArchive, "")
+	return s.change(ctx, projectID, jobID, InArchive, "")
 }
 
 // Cancel stops an active job's running turn and drops its queued ones; the
 // job fails with an error that says it was canceled.
 func (s *Service) Cancel(ctx context.Context, projectID, jobID string) (Job, error) {
-	return s.change(ctx, projectID, jobID, EvCancel, "canceled by request")
+	return s.change(ctx, projectID, jobID, InCancel, "canceled by request")
 }
 
-func (s *Service) change(ctx context.Context, projectID, jobID string, ev Event, errText string) (Job, error) {
+func (s *Service) change(ctx context.Context, projectID, jobID string, kind InputKind, reason string) (Job, error) {
 	for attempt := 0; ; attempt++ {
 		job, err := s.store.GetJob(ctx, projectID, jobID)
 		if err != nil {
 			return Job{}, err
 		}
-		to, err := Transition(job.Status, ev)
+		patch, events, err := Reduce(job, Input{Kind: kind, At: s.now(), Reason: reason})
 		if err != nil {
 			return Job{}, err
 		}
-		if to == job.Status && ev == EvArchive {
+		if patch.Noop {
 			return job, nil
 		}
-		now := s.now()
-		change := StatusChange{From: job.Status, To: to, Error: errText, At: now}
-		if to == Archived {
-			change.ArchivedAt = &now
-		}
-		updated, err := s.store.ChangeStatus(ctx, projectID, jobID, change)
+		updated, _, err := s.store.Apply(ctx, projectID, jobID, patch, nil, events)
 		if err == nil {
 			if job.Status == Active {
 				s.hub.RequestCancel(jobID)
@@ -176,7 +163,7 @@ func (s *Service) change(ctx context.Context, projectID, jobID string, ev Event,
 			s.hub.JobChanged(jobID)
 			return updated, nil
 		}
-		if !apperr.Is(err, apperr.Conflict) || attempt >= 3 {
+		if !errors.Is(err, ErrStale) || attempt >= 5 {
 			return Job{}, err
 		}
 	}

@@ -192,7 +192,10 @@ func (b *builtinRun) replace(ctx context.Context, c builtin.Command) error {
 		if c.Path != "" {
 			where = files[0]
 		}
-		return failf("builtin: %q does not occur in %s, so there is nothing to replace", c.Old, where)
+		// An instruction that needs no change is carried out by changing
+		// nothing: the turn completes and its summary says why.
+		b.done = append(b.done, fmt.Sprintf("Nothing changed: %q does not occur in %s, so there was nothing to replace.", c.Old, where))
+		return nil
 	}
 	b.done = append(b.done, fmt.Sprintf("Replaced %d occurrence(s) of %q with %q in %d file(s).", total, c.Old, c.New, touched))
 	return nil
@@ -309,7 +312,8 @@ func (b *builtinRun) fixLink(ctx context.Context, c builtin.Command) error {
 		}
 	}
 	if total == 0 {
-		return failf("builtin: no link to %s was found", c.Old)
+		b.done = append(b.done, fmt.Sprintf("Nothing changed: no link to %s was found.", c.Old))
+		return nil
 	}
 	b.done = append(b.done, fmt.Sprintf("Pointed %d link(s) at %s instead of %s.", total, c.New, c.Old))
 	return nil

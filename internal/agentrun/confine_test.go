@@ -178,6 +178,10 @@ func TestSymlinkedDocsRootStaysInCheckout(t *testing.T) {
 			// their titles: the host page's title must not be among them.
 			srv := llmtest.NewOpenAIServer(t, llmtest.ToolCalls(llmtest.ToolCall{Name: "finish", Arguments: `{"summary":"Nothing to change."}`}))
 			m := setupRemote(t, "openai/test-model", remote, tc.docsRoot, workDir)
+			// Another job: the same job's turn would find the builtin run's
+			// commit on its branch and resume after it without the model.
+			m.turn.Job.ID = "3f2a9c1e-0000-4000-8000-000000000003"
+			m.turn.Job.Branch = agentjob.BranchName(m.turn.Job.ID, "look")
 			model, err := llm.Open("openai/test-model", llm.Config{OpenAIBaseURL: srv.URL, OpenAIAPIKey: "k", RetryBase: time.Millisecond})
 			if err != nil {
 				t.Fatal(err)

@@ -51,8 +51,12 @@ type Config struct {
 	AuthorName  string
 	AuthorEmail string
 	Budgets     Budgets
-	Log         *slog.Logger
-	Now         func() time.Time
+	// RetryDelay is how long a turn waits before it runs again after a
+	// failure that may pass (a forge answering 5xx or 429, a network
+	// error); it doubles with each attempt. Default 30s.
+	RetryDelay time.Duration
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Runner runs turns; it implements agentjob.Runner.
@@ -73,13 +77,21 @@ func New(cfg Config) *Runner {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = 30 * time.Second
+	}
 	return &Runner{cfg: cfg}
 }
 
 // turnError is a failure whose message is meant for the job's caller as is.
-type turnError struct{ msg string }
+// err, if set, is its cause, kept for errors.As (never shown).
+type turnError struct {
+	msg string
+	err error
+}
 
 func (e *turnError) Error() string { return e.msg }
+func (e *turnError) Unwrap() error { return e.err }
 
 func failf(format string, args ...any) error { return &turnError{msg: fmt.Sprintf(format, args...)} }
 
@@ -90,7 +102,8 @@ func (r *Runner) RunTurn(ctx context.Context, turn agentjob.Turn, progress agent
 		return out, err
 	}
 	var te *turnError
-	if errors.As(err, &te) {
+	var retry *agentjob.RetryError
+	if errors.As(err, &te) || errors.As(err, &retry) || errors.Is(err, agentjob.ErrLeaseLost) {
 		return out, err
 	}
 	// Anything else is described without internals; the cause is logged.
@@ -118,6 +131,17 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 		return agentjob.TurnOutcome{}, err
 	}
 	progress.Emit(ctx, "checkout", map[string]any{"branch": job.Branch, "base": project.BaseRef})
+
+	// A turn run again may find that an earlier attempt already pushed its
+	// commit: it resumes after the push instead of editing again.
+	cp, err := r.resumePoint(ctx, turn, repo, creds)
+	if err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	if cp.PushedSHA != "" {
+		progress.Emit(ctx, "resume", map[string]any{"sha": cp.PushedSHA})
+		return r.publish(ctx, turn, creds, tokenSource, cp, agentjob.Usage{}, progress)
+	}
 
 	// Every reader and writer of the turn goes through this one pair of
 	// roots: nothing in the repository can lead them out of the checkout.
@@ -165,7 +189,7 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 		Message:     commitMessage(turn.Message.Prompt, summary),
 		AuthorName:  r.cfg.AuthorName,
 		AuthorEmail: r.cfg.AuthorEmail,
-		Trailers:    []string{"Docsmith-Job: " + job.ID},
+		Trailers:    []string{"Docsmith-Job: " + job.ID, turnTrailer + ": " + turnIdentity(turn)},
 	})
 	if err != nil {
 		return agentjob.TurnOutcome{}, fmt.Errorf("commit: %w", err)
@@ -178,26 +202,117 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	if err := ctx.Err(); err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
+	// Fence: a worker that may have lost its lease pushes nothing.
+	if err := checkLease(ctx, turn); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
 	if err := repo.PushRebasing(ctx, job.Branch, creds, 3); err != nil {
 		var conflict *gitcli.ConflictError
 		if errors.As(err, &conflict) {
 			return agentjob.TurnOutcome{}, failf("someone else pushed to %s and their changes conflict with this turn's: %v", job.Branch, err)
 		}
-		return agentjob.TurnOutcome{}, fmt.Errorf("push %s: %w", job.Branch, err)
+		err = fmt.Errorf("push %s: %w", job.Branch, err)
+		if transientGit(err) {
+			return agentjob.TurnOutcome{}, agentjob.RetryAfter(r.retryDelay(turn), failf("%s", describe(err)))
+		}
+		return agentjob.TurnOutcome{}, err
 	}
-	progress.Emit(ctx, "commit", map[string]any{"sha": sha, "branch": job.Branch, "files": files})
+	pushed, err := repo.HeadSHA(ctx)
+	if err != nil {
+		pushed = sha
+	}
+	progress.Emit(ctx, "commit", map[string]any{"sha": pushed, "branch": job.Branch, "files": files})
+	cp = agentjob.Checkpoint{PushedSHA: pushed, Summary: summary, FilesChanged: files}
+	if err := saveCheckpoint(ctx, turn, cp); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	return r.publish(ctx, turn, creds, tokenSource, cp, usage, progress)
+}
 
-	out := agentjob.TurnOutcome{Summary: summary, FilesChanged: files, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}
-	pr, err := r.pullRequest(ctx, turn, creds, tokenSource, summary, files)
+// turnTrailer names the commit trailer that identifies a turn in git: a
+// repeated turn finds its own commit on the remote by it.
+const turnTrailer = "Docsmith-Turn"
+
+// turnIdentity is the value of a turn's trailer: <job id>/<message seq>.
+func turnIdentity(turn agentjob.Turn) string {
+	return fmt.Sprintf("%s/%d", turn.Job.ID, turn.Message.Seq)
+}
+
+// resumeDepth is how many commits of the job's branch a repeated turn looks
+// through for its own: people may have pushed on top of it since.
+const resumeDepth = 50
+
+// resumePoint is where a turn resumes: the checkpoint the store holds, or
+// its own commit found on the branch, pushed by an attempt that died (or
+// was stopped on shutdown) before it could record it. A repeated turn looks
+// through the branch's recent history; a first attempt (which may still be
+// a turn handed back on shutdown) only at the tip, which costs nothing.
+func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitcli.Repo, creds *gitcli.Credentials) (agentjob.Checkpoint, error) {
+	cp := turn.Message.Checkpoint
+	if cp.PushedSHA != "" {
+		return cp, nil
+	}
+	depth := 1
+	if turn.Attempt > 1 {
+		depth = resumeDepth
+	}
+	sha, found, err := repo.FindTrailer(ctx, turn.Job.Branch, turnTrailer, turnIdentity(turn), depth, creds)
+	if err != nil {
+		if transientGit(err) {
+			return cp, agentjob.RetryAfter(r.retryDelay(turn), failf("the history of %s could not be read: %s", turn.Job.Branch, describe(err)))
+		}
+		return cp, fmt.Errorf("look for this turn's commit: %w", err)
+	}
+	if !found {
+		return cp, nil
+	}
+	body, files, err := repo.CommitInfo(ctx, sha)
+	if err != nil {
+		return cp, fmt.Errorf("read this turn's pushed commit: %w", err)
+	}
+	r.cfg.Log.Info("turn resumes after its push", "job", turn.Job.ID, "seq", turn.Message.Seq, "sha", sha)
+	cp = agentjob.Checkpoint{PushedSHA: sha, Summary: body, FilesChanged: files}
+	if err := saveCheckpoint(ctx, turn, cp); err != nil {
+		return cp, err
+	}
+	return cp, nil
+}
+
+// publish opens or updates the pull request for a pushed turn, unless an
+// earlier attempt already did, and records it.
+func (r *Runner) publish(ctx context.Context, turn agentjob.Turn, creds *gitcli.Credentials, tokenSource string, cp agentjob.Checkpoint, usage agentjob.Usage, progress agentjob.Progress) (agentjob.TurnOutcome, error) {
+	job := turn.Job
+	out := agentjob.TurnOutcome{Summary: cp.Summary, FilesChanged: cp.FilesChanged, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}
+	if cp.PRNumber != 0 {
+		out.PRLink, out.PRNumber = cp.PRLink, cp.PRNumber
+		return out, nil
+	}
+	if turn.Project.ForgeKind == tenant.ForgeLocal {
+		out.Summary = strings.TrimSpace(cp.Summary + fmt.Sprintf(" Pushed to branch %s.", job.Branch))
+		return out, nil
+	}
+	// Fence: a worker that may have lost its lease calls no forge.
+	if err := checkLease(ctx, turn); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
+	pr, err := r.pullRequest(ctx, turn, creds, tokenSource, cp.Summary, cp.FilesChanged)
 	if errors.Is(err, forge.ErrNoPullRequests) {
-		out.Summary = strings.TrimSpace(summary + fmt.Sprintf(" Pushed to branch %s.", job.Branch))
+		out.Summary = strings.TrimSpace(cp.Summary + fmt.Sprintf(" Pushed to branch %s.", job.Branch))
 		return out, nil
 	}
 	if err != nil {
+		var ferr *forge.Error
+		if errors.As(err, &ferr) && ferr.Temporary() {
+			return agentjob.TurnOutcome{}, agentjob.RetryAfter(r.retryDelay(turn), err)
+		}
 		return agentjob.TurnOutcome{}, err
 	}
 	out.PRLink, out.PRNumber = pr.URL, pr.Number
 	progress.Emit(ctx, "pr", map[string]any{"url": pr.URL, "number": pr.Number})
+	cp.PRNumber, cp.PRLink = pr.Number, pr.URL
+	if err := saveCheckpoint(ctx, turn, cp); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
 	return out, nil
 }
 
@@ -229,6 +344,63 @@ func (r *Runner) SweepWorkspaces() []string {
 		r.cfg.Log.Warn("sweeping stale workspaces failed", "dir", r.cfg.WorkDir, "err", err)
 	}
 	return removed
+}
+
+// checkLease checks the turn's lease right before a side effect.
+func checkLease(ctx context.Context, turn agentjob.Turn) error {
+	if turn.Lease == nil {
+		return nil
+	}
+	return turn.Lease.Check(ctx)
+}
+
+// saveCheckpoint records how far the turn got. A checkpoint that cannot be
+// written is not fatal unless the lease is gone: the commit's trailer and
+// the pull request's marker let a repeated turn find its work anyway.
+func saveCheckpoint(ctx context.Context, turn agentjob.Turn, cp agentjob.Checkpoint) error {
+	if turn.Lease == nil {
+		return nil
+	}
+	if err := turn.Lease.Save(ctx, cp); err != nil && errors.Is(err, agentjob.ErrLeaseLost) {
+		return err
+	}
+	return nil
+}
+
+// retryDelay is how long a turn waits before it runs again after a failure
+// that may pass: it doubles with each attempt, up to a limit.
+func (r *Runner) retryDelay(turn agentjob.Turn) time.Duration {
+	d := r.cfg.RetryDelay
+	for i := 1; i < turn.Attempt && d < maxRetryDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryDelay)
+}
+
+const maxRetryDelay = 10 * time.Minute
+
+// transientGit reports whether a git failure may pass if tried again: the
+// remote could not be reached, timed out, or answered with a server error.
+func transientGit(err error) bool {
+	var gerr *gitcli.Error
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	if errors.Is(gerr.Err, context.DeadlineExceeded) {
+		return true
+	}
+	msg := strings.ToLower(gerr.Stderr)
+	for _, s := range []string{
+		"could not resolve host", "connection refused", "connection reset", "connection timed out",
+		"operation timed out", "network is unreachable", "no route to host", "the remote end hung up",
+		"early eof", "returned error: 429", "returned error: 500", "returned error: 502", "returned error: 503",
+		"returned error: 504", "tls connection", "gnutls", "ssl_",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkout clones the job's branch if it exists on the remote (a follow-up),
@@ -347,7 +519,7 @@ func forgeFailure(err error) error {
 	if errors.Is(err, forge.ErrNoPullRequests) {
 		return err
 	}
-	return failf("the pull request could not be opened or updated: %s", describe(err))
+	return &turnError{msg: "the pull request could not be opened or updated: " + describe(err), err: err}
 }
 
 // refuseLinkEdits fails the turn when it modified a file the repository

@@ -191,7 +191,6 @@ func TestBuiltinRefusals(t *testing.T) {
 		prompt, want string
 	}{
 		{"Document the new --watch flag", `replace "OLD" with "NEW" in PATH`},
-		{`replace "no such text" with "x" in guides/flags`, "does not occur"},
 		{`add page guides/x titled "X" to group "Nope"`, `"Basics", "Usage"`},
 		{`replace "</Note>" with "" in guides/install`, "do not validate"},
 		{`delete page guides/missing`, "there is no page guides/missing"},
@@ -204,6 +203,69 @@ func TestBuiltinRefusals(t *testing.T) {
 		}
 		if strings.Contains(git(t, b.remote, "branch", "--list"), "docsmith/") {
 			t.Errorf("%q: a branch was pushed although the turn failed", tc.prompt)
+		}
+	}
+}
+
+// TestBuiltinReplaceOfAbsentTextCompletes: an instruction that needs no
+// change is carried out by changing nothing, as SPEC §3 has it: no commit,
+// no branch, no pull request, and a summary that says why.
+func TestBuiltinReplaceOfAbsentTextCompletes(t *testing.T) {
+	t.Parallel()
+	for _, prompt := range []string{
+		`replace "no such text" with "x" in guides/flags`,
+		`replace "no such text" with "x" everywhere`,
+		`fix link "/guides/nowhere" to "/guides/flags" everywhere`,
+	} {
+		b := setup(t, "builtin")
+		out, err := b.run(t, 1, prompt)
+		if err != nil {
+			t.Errorf("%q: %v, want the turn to complete", prompt, err)
+			continue
+		}
+		if len(out.FilesChanged) != 0 || out.PRLink != "" || !strings.HasPrefix(out.Summary, "Nothing changed: ") {
+			t.Errorf("%q: outcome = %+v, want no files, no PR and a summary that says nothing changed", prompt, out)
+		}
+		if strings.Contains(git(t, b.remote, "branch", "--list"), "docsmith/") {
+			t.Errorf("%q: a branch was pushed although nothing changed", prompt)
+		}
+	}
+}
+
+// TestTurnRunAgainAfterPushResumes: a turn whose push landed but was never
+// recorded runs again, as a repeated attempt (after a crash) and as a first
+// attempt again (handed back on shutdown, which uses no attempt). Neither
+// edits again: the branch keeps one commit of the turn, and the outcome is
+// the pushed commit's.
+func TestTurnRunAgainAfterPushResumes(t *testing.T) {
+	t.Parallel()
+	for _, attempt := range []int{1, 2} {
+		b := setup(t, "builtin")
+		prompt := `replace "Keep reading as the file grows" with "Keep reading as the file grows, and beyond" in guides/flags`
+		first, err := b.run(t, 1, prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := b.turn
+		turn.Message = agentjob.Message{Seq: 1, Prompt: prompt}
+		turn.Job.Messages = []agentjob.Message{turn.Message}
+		turn.Attempt = attempt
+		again, err := b.runner.RunTurn(t.Context(), turn, b.prog)
+		if err != nil {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+		if again.Summary != first.Summary || len(again.FilesChanged) != 1 || again.FilesChanged[0] != "guides/flags.mdx" {
+			t.Errorf("attempt %d: outcome %+v, want the first run's %+v", attempt, again, first)
+		}
+		commits := git(t, b.remote, "log", "--format=%(trailers:key=Docsmith-Turn,valueonly)", b.turn.Job.Branch)
+		if n := strings.Count(commits, b.turn.Job.ID+"/1"); n != 1 {
+			t.Errorf("attempt %d: the branch has %d commits of the turn, want 1", attempt, n)
+		}
+		if n := strings.Count(b.branchFile(t, "guides/flags.mdx"), "and beyond"); n != 1 {
+			t.Errorf("attempt %d: the edit is applied %d times, want once", attempt, n)
+		}
+		if !b.prog.has("resume") {
+			t.Errorf("attempt %d: no resume event", attempt)
 		}
 	}
 }

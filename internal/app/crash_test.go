@@ -37,6 +37,7 @@ const (
 
 	crashModeBlock    = "block"    // every turn runs until its context ends
 	crashModeComplete = "complete" // every turn succeeds at once
+	crashModeReal     = "real"     // the real agent (builtin model)
 )
 
 // crashRunner is the child's agent.
@@ -65,7 +66,10 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &app.Main{Config: cfg, Log: cfg.Logger(os.Stderr), Runner: crashRunner{mode: os.Getenv(crashEnvMode)}}
+	m := &app.Main{Config: cfg, Log: cfg.Logger(os.Stderr)}
+	if mode := os.Getenv(crashEnvMode); mode != crashModeReal {
+		m.Runner = crashRunner{mode: mode}
+	}
 	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

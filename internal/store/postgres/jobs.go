@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
@@ -138,13 +138,13 @@ func appendEvents(ctx context.Context, tx pgx.Tx, jobID string, at time.Time, ev
 	return nil
 }
 
-const jobColumns = `id, project_id, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at`
+const jobColumns = `id, project_id, version, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at`
 
 func scanJob(row pgx.Row) (agentjob.Job, error) {
 	var j agentjob.Job
 	var status string
 	var in, out int64
-	err := row.Scan(&j.ID, &j.ProjectID, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &j.FilesChanged, &in, &out, &j.CreatedAt, &j.UpdatedAt, &j.CompletedAt, &j.ArchivedAt)
+	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &j.FilesChanged, &in, &out, &j.CreatedAt, &j.UpdatedAt, &j.CompletedAt, &j.ArchivedAt)
 	if err != nil {
 		return j, err
 	}
@@ -180,7 +180,7 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	if len(jobIDs) == 0 {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
+	rows, err := q.Query(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
@@ -188,11 +188,15 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	for rows.Next() {
 		var jobID, state string
 		var m agentjob.Message
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt); err != nil {
+		cp := &m.Checkpoint
+		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink); err != nil {
 			return nil, fmt.Errorf("scan message: %w", err)
 		}
 		m.State = agentjob.TurnState(state)
-		m.CreatedAt, m.StartedAt, m.FinishedAt = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt)
+		m.CreatedAt, m.StartedAt, m.FinishedAt, m.RunAfter = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt), utcPtr(m.RunAfter)
+		if len(cp.FilesChanged) == 0 {
+			cp.FilesChanged = nil
+		}
 		out[jobID] = append(out[jobID], m)
 	}
 	if err := rows.Err(); err != nil {
@@ -237,14 +241,17 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 	return jobs, nil
 }
 
-// AddMessage queues a follow-up turn and moves the job from one status to
-// another, only while the job is still in from.
-func (s *Store) AddMessage(ctx context.Context, projectID, jobID string, from, to agentjob.Status, msg agentjob.Message, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+// Apply writes a patch decided by agentjob.Reduce, with its events, in one
+// transaction: only while the job is still at the patch's version, and each
+// fenced turn change only while its claim still holds the turn. The update
+// of the job's row comes first and locks it, as every writer of a job does.
+func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	var replayed bool
+	var job agentjob.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		replayed = false
 		if idem != nil {
-			_, found, err := claimIdempotent(ctx, tx, idem, jobID, msg.CreatedAt)
+			_, found, err := claimIdempotent(ctx, tx, idem, jobID, p.Job.UpdatedAt)
 			if err != nil {
 				return err
 			}
@@ -253,76 +260,72 @@ func (s *Store) AddMessage(ctx context.Context, projectID, jobID string, from, t
 				return nil
 			}
 		}
-		// The update locks the job's row first; the next message number is
-		// read after it, so two follow-ups cannot both take it.
-		tag, err := tx.Exec(ctx, `UPDATE jobs SET status = $1, updated_at = $2, error = CASE WHEN $1 = 'active' THEN '' ELSE error END, completed_at = CASE WHEN $1 = 'active' THEN NULL ELSE completed_at END WHERE id = $3 AND project_id = $4 AND status = $5`,
-			string(to), msg.CreatedAt, jobID, projectID, string(from))
+		j := p.Job
+		tag, err := tx.Exec(ctx, `UPDATE jobs SET version = version + 1, status = $1, pr_link = $2, pr_number = $3, summary = $4, error = $5, files_changed = $6, input_tokens = $7, output_tokens = $8, updated_at = $9, completed_at = $10, archived_at = $11 WHERE id = $12 AND project_id = $13 AND version = $14`,
+			string(j.Status), j.PRLink, j.PRNumber, j.Summary, j.Error, nonNil(j.FilesChanged), j.Usage.InputTokens, j.Usage.OutputTokens, j.UpdatedAt, j.CompletedAt, j.ArchivedAt, jobID, projectID, p.Version)
 		if err != nil {
 			return fmt.Errorf("update job: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			return apperr.New(apperr.Conflict, "job %s changed while the message was added", jobID)
+			if _, err := getJob(ctx, tx, projectID, jobID, ""); err != nil {
+				return err
+			}
+			return agentjob.StaleError(jobID)
 		}
-		var seq int
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM job_turns WHERE job_id = $1`, jobID).Scan(&seq); err != nil {
-			return fmt.Errorf("next message number: %w", err)
+		for _, tc := range p.Turns {
+			if err := applyTurn(ctx, tx, jobID, tc); err != nil {
+				return err
+			}
 		}
-		if seq != msg.Seq {
-			return apperr.New(apperr.Conflict, "job %s changed while the message was added", jobID)
-		}
-		b := &pgx.Batch{}
-		queueTurn(b, jobID, msg)
-		if err := queueEvents(b, jobID, msg.CreatedAt, events); err != nil {
+		if err := appendEvents(ctx, tx, jobID, j.UpdatedAt, events); err != nil {
 			return err
 		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			if isUniqueViolation(err) {
-				return apperr.New(apperr.Conflict, "job %s changed while the message was added", jobID)
-			}
-			return fmt.Errorf("insert message: %w", err)
-		}
-		return nil
+		job, err = getJob(ctx, tx, projectID, jobID, "")
+		return err
 	})
 	if err != nil {
 		return agentjob.Job{}, false, err
 	}
-	j, err := s.GetJob(ctx, projectID, jobID)
-	return j, replayed, err
+	if replayed {
+		job, err = s.GetJob(ctx, projectID, jobID)
+	}
+	return job, replayed, err
 }
 
-// ChangeStatus applies an archive or cancel: it moves the job, drops its
-// queued turns and asks its running turn to stop, in one transaction.
-func (s *Store) ChangeStatus(ctx context.Context, projectID, jobID string, c agentjob.StatusChange) (agentjob.Job, error) {
-	var job agentjob.Job
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE jobs SET status = $1, updated_at = $2, archived_at = COALESCE($3, archived_at), error = CASE WHEN $4 <> '' THEN $4 ELSE error END WHERE id = $5 AND project_id = $6 AND status = $7`,
-			string(c.To), c.At, c.ArchivedAt, c.Error, jobID, projectID, string(c.From))
-		if err != nil {
-			return fmt.Errorf("update job: %w", err)
+func applyTurn(ctx context.Context, tx pgx.Tx, jobID string, tc agentjob.TurnChange) error {
+	var tag pgconn.CommandTag
+	var err error
+	fenced := false
+	switch tc.Op {
+	case agentjob.OpInsert:
+		m := tc.Message
+		_, err = tx.Exec(ctx, `INSERT INTO job_turns (job_id, seq, prompt, state, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			jobID, m.Seq, m.Prompt, string(m.State), m.CreatedAt)
+		if isUniqueViolation(err) {
+			return agentjob.StaleError(jobID)
 		}
-		if tag.RowsAffected() == 0 {
-			return apperr.New(apperr.Conflict, "job %s changed while its status was being set", jobID)
-		}
-		if c.From == agentjob.Active {
-			reason := c.Error
-			if reason == "" {
-				reason = "the job was " + string(c.To)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE job_turns SET state = 'canceled', error = $1, finished_at = $2 WHERE job_id = $3 AND state = 'queued'`, reason, c.At, jobID); err != nil {
-				return fmt.Errorf("cancel queued turns: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE job_turns SET cancel_requested = true WHERE job_id = $1 AND state = 'running'`, jobID); err != nil {
-				return fmt.Errorf("cancel running turn: %w", err)
-			}
-		}
-		job, err = getJob(ctx, tx, projectID, jobID, "")
-		if err != nil {
-			return err
-		}
-		events := slices.Concat(c.Events, []agentjob.NewEvent{{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)}})
-		return appendEvents(ctx, tx, jobID, c.At, events)
-	})
-	return job, err
+	case agentjob.OpEnd:
+		fenced = true
+		tag, err = tx.Exec(ctx, `UPDATE job_turns SET state = $1, summary = $2, error = $3, finished_at = $4, lease_owner = '', lease_until = NULL WHERE job_id = $5 AND seq = $6 AND state = 'running' AND lease_owner = $7 AND attempts = $8`,
+			string(tc.State), tc.Summary, tc.Error, tc.At, jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
+	case agentjob.OpRetry:
+		fenced = true
+		tag, err = tx.Exec(ctx, `UPDATE job_turns SET state = 'queued', error = $1, run_after = $2, lease_owner = '', lease_until = NULL WHERE job_id = $3 AND seq = $4 AND state = 'running' AND lease_owner = $5 AND attempts = $6`,
+			tc.Error, tc.RunAfter, jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
+	case agentjob.OpCancelQueued:
+		_, err = tx.Exec(ctx, `UPDATE job_turns SET state = 'canceled', error = $1, finished_at = $2 WHERE job_id = $3 AND state = 'queued'`, tc.Error, tc.At, jobID)
+	case agentjob.OpStopRunning:
+		_, err = tx.Exec(ctx, `UPDATE job_turns SET cancel_requested = true WHERE job_id = $1 AND state = 'running'`, jobID)
+	default:
+		return fmt.Errorf("apply turn change: unknown op %q", tc.Op)
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s to turn %d: %w", tc.Op, tc.Seq, err)
+	}
+	if fenced && tag.RowsAffected() == 0 {
+		return agentjob.LeaseLostError(*tc.Lease)
+	}
+	return nil
 }
 
 // AppendEvents adds events to a job's stream.

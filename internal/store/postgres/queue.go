@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
-	"github.com/docsmith/docsmith/internal/apperr"
 )
 
 // claimTurn leases the oldest queued turn that may run now: its job is
@@ -22,7 +20,7 @@ const claimTurn = `
 WITH next AS (
 	SELECT t.job_id, t.seq
 	FROM job_turns t JOIN jobs j ON j.id = t.job_id
-	WHERE t.state = 'queued' AND j.status = 'active'
+	WHERE t.state = 'queued' AND j.status = 'active' AND (t.run_after IS NULL OR t.run_after <= $3)
 	  AND NOT EXISTS (SELECT 1 FROM job_turns r WHERE r.job_id = t.job_id AND (r.state = 'running' OR (r.state = 'queued' AND r.seq < t.seq)))
 	ORDER BY t.created_at, t.job_id, t.seq
 	LIMIT 1
@@ -51,9 +49,7 @@ func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil ti
 	return c, true, nil
 }
 
-func leaseLost(c agentjob.Claim) error {
-	return apperr.New(apperr.Conflict, "turn %d of job %s is no longer leased by %s", c.Seq, c.JobID, c.Worker)
-}
+func leaseLost(c agentjob.Claim) error { return agentjob.LeaseLostError(c) }
 
 // RenewLease extends a running turn's lease and reports whether a cancel
 // was requested. A lease taken over by another worker is a Conflict.
@@ -87,17 +83,12 @@ func (s *Store) ExpiredTurns(ctx context.Context, now time.Time) ([]agentjob.Cla
 	return out, nil
 }
 
-// RequeueTurn puts a running turn back in the queue. Without countAttempt
-// (a hand-back on shutdown) the run does not use up an attempt. A turn whose
-// job was canceled meanwhile is not queued again (Conflict): it stays
-// expired, and recovery ends it canceled.
-func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim, countAttempt bool) error {
-	attempts := c.Attempts
-	if !countAttempt {
-		attempts--
-	}
+// RequeueTurn hands a running turn back to the queue on shutdown, without
+// using up its attempt. A turn whose job was canceled meanwhile is not
+// queued again (lease lost): it stays expired, and recovery ends it.
+func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE job_turns SET state = 'queued', attempts = $1, lease_owner = '', lease_until = NULL WHERE job_id = $2 AND seq = $3 AND state = 'running' AND lease_owner = $4 AND attempts = $5 AND NOT cancel_requested`,
-		attempts, c.JobID, c.Seq, c.Worker, c.Attempts)
+		c.Attempts-1, c.JobID, c.Seq, c.Worker, c.Attempts)
 	if err != nil {
 		return fmt.Errorf("requeue turn: %w", err)
 	}
@@ -107,63 +98,16 @@ func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim, countAttempt 
 	return nil
 }
 
-// FinishTurn records a turn's outcome on the turn and the job. The job takes
-// r.JobStatus only if it is still active and no turn is queued behind.
-func (s *Store) FinishTurn(ctx context.Context, c agentjob.Claim, r agentjob.TurnResult, events []agentjob.NewEvent) (agentjob.Job, error) {
-	var job agentjob.Job
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		// Lock the job before the turn, as every writer does, and read its
-		// messages under the lock: a follow-up that committed before we
-		// got it is seen, and one that comes after waits for us.
-		before, err := getJob(ctx, tx, c.ProjectID, c.JobID, "FOR NO KEY UPDATE")
-		if err != nil {
-			if apperr.Is(err, apperr.NotFound) {
-				return leaseLost(c)
-			}
-			return err
-		}
-		tag, err := tx.Exec(ctx, `UPDATE job_turns SET state = $1, summary = $2, error = $3, finished_at = $4, lease_owner = '', lease_until = NULL WHERE job_id = $5 AND seq = $6 AND state = 'running' AND lease_owner = $7 AND attempts = $8`,
-			string(r.State), r.Summary, r.Error, r.At, c.JobID, c.Seq, c.Worker, c.Attempts)
-		if err != nil {
-			return fmt.Errorf("finish turn: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return leaseLost(c)
-		}
-		files := slices.Clone(before.FilesChanged)
-		for _, f := range r.FilesChanged {
-			if !slices.Contains(files, f) {
-				files = append(files, f)
-			}
-		}
-		status, completedAt, jobErr := before.Status, before.CompletedAt, before.Error
-		queued := slices.ContainsFunc(before.Messages, func(m agentjob.Message) bool { return m.State == agentjob.TurnQueued })
-		if before.Status == agentjob.Active && !queued {
-			status = r.JobStatus
-			if status == agentjob.Completed {
-				completedAt, jobErr = &r.At, ""
-			} else {
-				jobErr = r.Error
-			}
-		}
-		summary := before.Summary
-		if r.Summary != "" {
-			summary = r.Summary
-		}
-		_, err = tx.Exec(ctx, `UPDATE jobs SET status = $1, pr_link = CASE WHEN pr_link = '' THEN $2 ELSE pr_link END, pr_number = CASE WHEN pr_number = 0 THEN $3 ELSE pr_number END, summary = $4, error = $5, files_changed = $6, input_tokens = input_tokens + $7, output_tokens = output_tokens + $8, updated_at = $9, completed_at = $10 WHERE id = $11`,
-			string(status), r.PRLink, r.PRNumber, summary, jobErr, nonNil(files), r.Usage.InputTokens, r.Usage.OutputTokens, r.At, completedAt, c.JobID)
-		if err != nil {
-			return fmt.Errorf("update job: %w", err)
-		}
-		job, err = getJob(ctx, tx, c.ProjectID, c.JobID, "")
-		if err != nil {
-			return err
-		}
-		evs := events
-		if job.Status != before.Status {
-			evs = slices.Concat(events, []agentjob.NewEvent{{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)}})
-		}
-		return appendEvents(ctx, tx, c.JobID, r.At, evs)
-	})
-	return job, err
+// SaveCheckpoint records how far the claim's turn got, only while the claim
+// still holds it.
+func (s *Store) SaveCheckpoint(ctx context.Context, c agentjob.Claim, cp agentjob.Checkpoint) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE job_turns SET pushed_sha = $1, pushed_summary = $2, pushed_files = $3, pr_number = $4, pr_link = $5 WHERE job_id = $6 AND seq = $7 AND state = 'running' AND lease_owner = $8 AND attempts = $9`,
+		cp.PushedSHA, cp.Summary, nonNil(cp.FilesChanged), cp.PRNumber, cp.PRLink, c.JobID, c.Seq, c.Worker, c.Attempts)
+	if err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return leaseLost(c)
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -121,14 +120,14 @@ func appendEvents(ctx context.Context, tx *sql.Tx, jobID string, at time.Time, e
 	return nil
 }
 
-const jobColumns = `id, project_id, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at`
+const jobColumns = `id, project_id, version, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at`
 
 func scanJob(row scanner) (agentjob.Job, error) {
 	var j agentjob.Job
 	var status, files string
 	var created, updatedAt int64
 	var completed, archived sql.NullInt64
-	err := row.Scan(&j.ID, &j.ProjectID, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &j.Usage.InputTokens, &j.Usage.OutputTokens, &created, &updatedAt, &completed, &archived)
+	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &j.Usage.InputTokens, &j.Usage.OutputTokens, &created, &updatedAt, &completed, &archived)
 	if err != nil {
 		return j, err
 	}
@@ -168,21 +167,29 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	for i, id := range jobIDs {
 		args[i] = id
 	}
-	rows, err := q.QueryContext(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var jobID, state string
+		var jobID, state, pushedFiles string
 		var m agentjob.Message
-		var created int64
+		var created, runAfter int64
 		var started, finished sql.NullInt64
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished); err != nil {
+		cp := &m.Checkpoint
+		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink); err != nil {
 			return nil, fmt.Errorf("scan message: %w", err)
 		}
 		m.State = agentjob.TurnState(state)
 		m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
+		if runAfter > 0 {
+			t := fromMicros(runAfter)
+			m.RunAfter = &t
+		}
+		if err := json.Unmarshal([]byte(pushedFiles), &cp.FilesChanged); err != nil {
+			return nil, fmt.Errorf("decode checkpoint files of job %s turn %d: %w", jobID, m.Seq, err)
+		}
 		out[jobID] = append(out[jobID], m)
 	}
 	return out, rows.Err()
@@ -236,10 +243,12 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 	return jobs, nil
 }
 
-// AddMessage queues a follow-up turn and moves the job from one status to
-// another, only while the job is still in from.
-func (s *Store) AddMessage(ctx context.Context, projectID, jobID string, from, to agentjob.Status, msg agentjob.Message, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+// Apply writes a patch decided by agentjob.Reduce, with its events, in one
+// transaction: only while the job is still at the patch's version, and each
+// fenced turn change only while its claim still holds the turn.
+func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	replayed := false
+	var job agentjob.Job
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		if idem != nil {
 			_, found, err := findIdempotent(ctx, tx, idem)
@@ -250,70 +259,83 @@ func (s *Store) AddMessage(ctx context.Context, projectID, jobID string, from, t
 				replayed = true
 				return nil
 			}
-			if err := rememberIdempotent(ctx, tx, idem, jobID, msg.CreatedAt); err != nil {
+			if err := rememberIdempotent(ctx, tx, idem, jobID, p.Job.UpdatedAt); err != nil {
 				return err
 			}
 		}
-		var seq int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM job_turns WHERE job_id = ?`, jobID).Scan(&seq); err != nil {
-			return fmt.Errorf("next message number: %w", err)
+		j := p.Job
+		files, err := json.Marshal(nonNil(j.FilesChanged))
+		if err != nil {
+			return fmt.Errorf("encode files: %w", err)
 		}
-		if seq != msg.Seq {
-			return apperr.New(apperr.Conflict, "job %s changed while the message was added", jobID)
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, updated_at = ?, error = CASE WHEN ? = 'active' THEN '' ELSE error END, completed_at = CASE WHEN ? = 'active' THEN NULL ELSE completed_at END WHERE id = ? AND project_id = ? AND status = ?`,
-			string(to), toMicros(msg.CreatedAt), string(to), string(to), jobID, projectID, string(from))
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET version = version + 1, status = ?, pr_link = ?, pr_number = ?, summary = ?, error = ?, files_changed = ?, input_tokens = ?, output_tokens = ?, updated_at = ?, completed_at = ?, archived_at = ? WHERE id = ? AND project_id = ? AND version = ?`,
+			string(j.Status), j.PRLink, j.PRNumber, j.Summary, j.Error, string(files), j.Usage.InputTokens, j.Usage.OutputTokens, toMicros(j.UpdatedAt), nullMicros(j.CompletedAt), nullMicros(j.ArchivedAt), jobID, projectID, p.Version)
 		if err != nil {
 			return fmt.Errorf("update job: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return apperr.New(apperr.Conflict, "job %s changed while the message was added", jobID)
+			if _, err := getJob(ctx, tx, projectID, jobID); err != nil {
+				return err
+			}
+			return agentjob.StaleError(jobID)
 		}
-		if err := insertTurn(ctx, tx, jobID, msg); err != nil {
+		for _, tc := range p.Turns {
+			if err := applyTurn(ctx, tx, jobID, tc); err != nil {
+				return err
+			}
+		}
+		if err := appendEvents(ctx, tx, jobID, j.UpdatedAt, events); err != nil {
 			return err
 		}
-		return appendEvents(ctx, tx, jobID, msg.CreatedAt, events)
+		job, err = getJob(ctx, tx, projectID, jobID)
+		return err
 	})
 	if err != nil {
 		return agentjob.Job{}, false, err
 	}
-	j, err := s.GetJob(ctx, projectID, jobID)
-	return j, replayed, err
+	if replayed {
+		job, err = s.GetJob(ctx, projectID, jobID)
+	}
+	return job, replayed, err
 }
 
-// ChangeStatus applies an archive or cancel: it moves the job, drops its
-// queued turns and asks its running turn to stop, in one transaction.
-func (s *Store) ChangeStatus(ctx context.Context, projectID, jobID string, c agentjob.StatusChange) (agentjob.Job, error) {
-	var job agentjob.Job
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, updated_at = ?, archived_at = COALESCE(?, archived_at), error = CASE WHEN ? <> '' THEN ? ELSE error END WHERE id = ? AND project_id = ? AND status = ?`,
-			string(c.To), toMicros(c.At), nullMicros(c.ArchivedAt), c.Error, c.Error, jobID, projectID, string(c.From))
-		if err != nil {
-			return fmt.Errorf("update job: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return apperr.New(apperr.Conflict, "job %s changed while its status was being set", jobID)
-		}
-		if c.From == agentjob.Active {
-			reason := c.Error
-			if reason == "" {
-				reason = "the job was " + string(c.To)
+func applyTurn(ctx context.Context, tx *sql.Tx, jobID string, tc agentjob.TurnChange) error {
+	var res sql.Result
+	var err error
+	fenced := false
+	switch tc.Op {
+	case agentjob.OpInsert:
+		if err := insertTurn(ctx, tx, jobID, tc.Message); err != nil {
+			if isUniqueViolation(err) {
+				return agentjob.StaleError(jobID)
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE job_turns SET state = 'canceled', error = ?, finished_at = ? WHERE job_id = ? AND state = 'queued'`, reason, toMicros(c.At), jobID); err != nil {
-				return fmt.Errorf("cancel queued turns: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE job_turns SET cancel_requested = 1 WHERE job_id = ? AND state = 'running'`, jobID); err != nil {
-				return fmt.Errorf("cancel running turn: %w", err)
-			}
-		}
-		job, err = getJob(ctx, tx, projectID, jobID)
-		if err != nil {
 			return err
 		}
-		events := slices.Concat(c.Events, []agentjob.NewEvent{{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)}})
-		return appendEvents(ctx, tx, jobID, c.At, events)
-	})
-	return job, err
+		return nil
+	case agentjob.OpEnd:
+		fenced = true
+		res, err = tx.ExecContext(ctx, `UPDATE job_turns SET state = ?, summary = ?, error = ?, finished_at = ?, lease_owner = '', lease_until = 0 WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
+			string(tc.State), tc.Summary, tc.Error, toMicros(tc.At), jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
+	case agentjob.OpRetry:
+		fenced = true
+		res, err = tx.ExecContext(ctx, `UPDATE job_turns SET state = 'queued', error = ?, run_after = ?, lease_owner = '', lease_until = 0 WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
+			tc.Error, toMicros(tc.RunAfter), jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
+	case agentjob.OpCancelQueued:
+		_, err = tx.ExecContext(ctx, `UPDATE job_turns SET state = 'canceled', error = ?, finished_at = ? WHERE job_id = ? AND state = 'queued'`, tc.Error, toMicros(tc.At), jobID)
+	case agentjob.OpStopRunning:
+		_, err = tx.ExecContext(ctx, `UPDATE job_turns SET cancel_requested = 1 WHERE job_id = ? AND state = 'running'`, jobID)
+	default:
+		return fmt.Errorf("apply turn change: unknown op %q", tc.Op)
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s to turn %d: %w", tc.Op, tc.Seq, err)
+	}
+	if fenced {
+		if n, _ := res.RowsAffected(); n == 0 {
+			return agentjob.LeaseLostError(*tc.Lease)
+		}
+	}
+	return nil
 }
 
 // AppendEvents adds events to a job's stream.

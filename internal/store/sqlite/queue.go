@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
-	"github.com/docsmith/docsmith/internal/apperr"
 )
 
 // ClaimTurn leases the oldest queued turn that may run now: its job is
@@ -22,10 +20,10 @@ func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil ti
 		err := tx.QueryRowContext(ctx, `
 			SELECT t.job_id, j.project_id, t.seq, t.attempts
 			FROM job_turns t JOIN jobs j ON j.id = t.job_id
-			WHERE t.state = 'queued' AND j.status = 'active'
+			WHERE t.state = 'queued' AND j.status = 'active' AND t.run_after <= ?
 			  AND NOT EXISTS (SELECT 1 FROM job_turns r WHERE r.job_id = t.job_id AND (r.state = 'running' OR (r.state = 'queued' AND r.seq < t.seq)))
 			ORDER BY t.created_at, t.job_id, t.seq
-			LIMIT 1`).Scan(&c.JobID, &c.ProjectID, &c.Seq, &c.Attempts)
+			LIMIT 1`, toMicros(now)).Scan(&c.JobID, &c.ProjectID, &c.Seq, &c.Attempts)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -49,9 +47,7 @@ func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil ti
 	return c, found, nil
 }
 
-func leaseLost(c agentjob.Claim) error {
-	return apperr.New(apperr.Conflict, "turn %d of job %s is no longer leased by %s", c.Seq, c.JobID, c.Worker)
-}
+func leaseLost(c agentjob.Claim) error { return agentjob.LeaseLostError(c) }
 
 // RenewLease extends a running turn's lease and reports whether a cancel
 // was requested. A lease taken over by another worker is a Conflict.
@@ -86,18 +82,13 @@ func (s *Store) ExpiredTurns(ctx context.Context, now time.Time) ([]agentjob.Cla
 	return out, rows.Err()
 }
 
-// RequeueTurn puts a running turn back in the queue. Without countAttempt
-// (a hand-back on shutdown) the run does not use up an attempt. A turn whose
-// job was canceled meanwhile is not queued again (Conflict): it stays
-// expired, and recovery ends it canceled.
-func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim, countAttempt bool) error {
-	attempts := c.Attempts
-	if !countAttempt {
-		attempts--
-	}
+// RequeueTurn hands a running turn back to the queue on shutdown, without
+// using up its attempt. A turn whose job was canceled meanwhile is not
+// queued again (lease lost): it stays expired, and recovery ends it.
+func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim) error {
 	return s.writeTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_turns SET state = 'queued', attempts = ?, lease_owner = '', lease_until = 0 WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ? AND cancel_requested = 0`,
-			attempts, c.JobID, c.Seq, c.Worker, c.Attempts)
+			c.Attempts-1, c.JobID, c.Seq, c.Worker, c.Attempts)
 		if err != nil {
 			return fmt.Errorf("requeue turn: %w", err)
 		}
@@ -108,60 +99,22 @@ func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim, countAttempt 
 	})
 }
 
-// FinishTurn records a turn's outcome on the turn and the job. The job takes
-// r.JobStatus only if it is still active and no turn is queued behind.
-func (s *Store) FinishTurn(ctx context.Context, c agentjob.Claim, r agentjob.TurnResult, events []agentjob.NewEvent) (agentjob.Job, error) {
-	var job agentjob.Job
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE job_turns SET state = ?, summary = ?, error = ?, finished_at = ?, lease_owner = '', lease_until = 0 WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
-			string(r.State), r.Summary, r.Error, toMicros(r.At), c.JobID, c.Seq, c.Worker, c.Attempts)
+// SaveCheckpoint records how far the claim's turn got, only while the claim
+// still holds it.
+func (s *Store) SaveCheckpoint(ctx context.Context, c agentjob.Claim, cp agentjob.Checkpoint) error {
+	files, err := json.Marshal(nonNil(cp.FilesChanged))
+	if err != nil {
+		return fmt.Errorf("encode checkpoint files: %w", err)
+	}
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE job_turns SET pushed_sha = ?, pushed_summary = ?, pushed_files = ?, pr_number = ?, pr_link = ? WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
+			cp.PushedSHA, cp.Summary, string(files), cp.PRNumber, cp.PRLink, c.JobID, c.Seq, c.Worker, c.Attempts)
 		if err != nil {
-			return fmt.Errorf("finish turn: %w", err)
+			return fmt.Errorf("save checkpoint: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return leaseLost(c)
 		}
-		before, err := getJob(ctx, tx, c.ProjectID, c.JobID)
-		if err != nil {
-			return err
-		}
-		files := before.FilesChanged
-		for _, f := range r.FilesChanged {
-			if !slices.Contains(files, f) {
-				files = append(files, f)
-			}
-		}
-		filesJSON, err := json.Marshal(nonNil(files))
-		if err != nil {
-			return fmt.Errorf("encode files: %w", err)
-		}
-		status, completedAt, jobErr := before.Status, before.CompletedAt, before.Error
-		queued := slices.ContainsFunc(before.Messages, func(m agentjob.Message) bool { return m.State == agentjob.TurnQueued })
-		if before.Status == agentjob.Active && !queued {
-			status = r.JobStatus
-			if status == agentjob.Completed {
-				completedAt, jobErr = &r.At, ""
-			} else {
-				jobErr = r.Error
-			}
-		}
-		summary := before.Summary
-		if r.Summary != "" {
-			summary = r.Summary
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET status = ?, pr_link = CASE WHEN pr_link = '' THEN ? ELSE pr_link END, pr_number = CASE WHEN pr_number = 0 THEN ? ELSE pr_number END, summary = ?, error = ?, files_changed = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, updated_at = ?, completed_at = ? WHERE id = ?`,
-			string(status), r.PRLink, r.PRNumber, summary, jobErr, string(filesJSON), r.Usage.InputTokens, r.Usage.OutputTokens, toMicros(r.At), nullMicros(completedAt), c.JobID)
-		if err != nil {
-			return fmt.Errorf("update job: %w", err)
-		}
-		job, err = getJob(ctx, tx, c.ProjectID, c.JobID)
-		if err != nil {
-			return err
-		}
-		if job.Status != before.Status {
-			events = slices.Concat(events, []agentjob.NewEvent{{Type: agentjob.EventStatus, Data: agentjob.StatusEventData(job)}})
-		}
-		return appendEvents(ctx, tx, c.JobID, r.At, events)
+		return nil
 	})
-	return job, err
 }

@@ -6,6 +6,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -55,8 +56,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Idempotency/CreateJob", testIdempotentCreate},
 		{"Idempotency/AddMessage", testIdempotentMessage},
 
-		{"State/AddMessage", testAddMessage},
-		{"State/ChangeStatusCancel", testChangeStatusCancel},
+		{"State/FollowUpAndStaleVersion", testAddMessage},
+		{"State/Cancel", testChangeStatusCancel},
 
 		{"Queue/ClaimEmpty", testClaimEmpty},
 		{"Queue/ClaimOldest", testClaimOldest},
@@ -66,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Queue/Lease", testLease},
 		{"Queue/Requeue", testRequeue},
 		{"Queue/FinishStaleClaim", testFinishStaleClaim},
+		{"Queue/RetryAfterAndCheckpoint", testRetryAfterAndCheckpoint},
 		{"Queue/FinishCompletedClearsError", testFinishCompletedClearsError},
 		{"Queue/FinishPRLinkAndFiles", testFinishPRLinkAndFiles},
 
@@ -215,17 +217,98 @@ func (e *env) jobIn(projectID, id string) agentjob.Job {
 	return j
 }
 
-func (e *env) addMessage(jobID string, from, to agentjob.Status, seq int, at time.Time) agentjob.Job {
+// addMessage queues follow-up seq as agentjob.Service does: the reducer
+// decides from the job as read, the store applies its patch.
+func (e *env) addMessage(jobID string, seq int, at time.Time) agentjob.Job {
 	e.t.Helper()
-	msg := agentjob.Message{Seq: seq, Prompt: fmt.Sprintf("message %d", seq), State: agentjob.TurnQueued, CreatedAt: at}
-	j, replayed, err := e.s.AddMessage(e.ctx, e.proj.ID, jobID, from, to, msg, nil, nil)
+	j, replayed, err := e.tryApply(jobID, agentjob.Input{Kind: agentjob.InFollowUp, Prompt: fmt.Sprintf("message %d", seq), At: at}, nil)
 	if err != nil {
-		e.t.Fatalf("AddMessage seq %d: %v", seq, err)
+		e.t.Fatalf("add message %d: %v", seq, err)
 	}
 	if replayed {
-		e.t.Fatalf("AddMessage without an idempotency key replayed")
+		e.t.Fatalf("a follow-up without an idempotency key replayed")
+	}
+	if n := len(j.Messages); n != seq {
+		e.t.Fatalf("after adding message %d the job has %d messages", seq, n)
 	}
 	return j
+}
+
+// tryApply reads the job, has the reducer decide in, and applies the patch.
+func (e *env) tryApply(jobID string, in agentjob.Input, idem *agentjob.Idempotency) (agentjob.Job, bool, error) {
+	return tryApply(e.ctx, e.s, e.proj.ID, jobID, in, idem)
+}
+
+func tryApply(ctx context.Context, s Store, projectID, jobID string, in agentjob.Input, idem *agentjob.Idempotency) (agentjob.Job, bool, error) {
+	j, err := s.GetJob(ctx, projectID, jobID)
+	if err != nil {
+		return agentjob.Job{}, false, err
+	}
+	p, events, err := agentjob.Reduce(j, in)
+	if err != nil {
+		return agentjob.Job{}, false, err
+	}
+	if p.Noop {
+		return j, false, nil
+	}
+	return s.Apply(ctx, projectID, jobID, p, idem, events)
+}
+
+// cancel fails an active job with reason, as a caller's cancel does.
+func (e *env) cancel(jobID, reason string, at time.Time) agentjob.Job {
+	e.t.Helper()
+	j, _, err := e.tryApply(jobID, agentjob.Input{Kind: agentjob.InCancel, Reason: reason, At: at}, nil)
+	if err != nil {
+		e.t.Fatalf("cancel job %s: %v", jobID, err)
+	}
+	return j
+}
+
+// archive archives a job.
+func (e *env) archive(jobID string, at time.Time) (agentjob.Job, error) {
+	j, _, err := e.tryApply(jobID, agentjob.Input{Kind: agentjob.InArchive, At: at}, nil)
+	return j, err
+}
+
+// turnResult is how a test ends a turn; finish turns it into the reducer's
+// input as the pool does.
+type turnResult struct {
+	State        agentjob.TurnState
+	Summary      string
+	Error        string
+	PRLink       string
+	PRNumber     int
+	FilesChanged []string
+	At           time.Time
+}
+
+func (r turnResult) input(c agentjob.Claim) agentjob.Input {
+	outcome := map[agentjob.TurnState]agentjob.Outcome{
+		agentjob.TurnDone: agentjob.OutcomeDone, agentjob.TurnFailed: agentjob.OutcomeFailed, agentjob.TurnCanceled: agentjob.OutcomeCanceled,
+	}[r.State]
+	return agentjob.Input{Kind: agentjob.InTurnEnd, At: r.At, Turn: agentjob.TurnEnd{
+		Claim: c, Outcome: outcome, Summary: r.Summary, Error: r.Error, PRLink: r.PRLink, PRNumber: r.PRNumber,
+		FilesChanged: r.FilesChanged, MaxAttempts: 10,
+	}}
+}
+
+// tryFinish ends a claimed turn as the pool does: a job that changed
+// meanwhile is read and decided again.
+func (e *env) tryFinish(c agentjob.Claim, r turnResult) (agentjob.Job, error) {
+	for attempt := 0; ; attempt++ {
+		j, _, err := tryApply(e.ctx, e.s, c.ProjectID, c.JobID, r.input(c), nil)
+		if !errors.Is(err, agentjob.ErrStale) || attempt >= 10 {
+			return j, err
+		}
+	}
+}
+
+// interrupt takes back a claimed turn whose lease expired: it is queued
+// again, its attempt used.
+func (e *env) interrupt(c agentjob.Claim) error {
+	in := agentjob.Input{Kind: agentjob.InTurnEnd, At: e.t0, Turn: agentjob.TurnEnd{Claim: c, Outcome: agentjob.OutcomeInterrupted, MaxAttempts: 10}}
+	_, _, err := tryApply(e.ctx, e.s, c.ProjectID, c.JobID, in, nil)
+	return err
 }
 
 func (e *env) claim(worker string, now time.Time) agentjob.Claim {
@@ -251,11 +334,11 @@ func (e *env) noClaim(now time.Time) {
 	}
 }
 
-func (e *env) finish(c agentjob.Claim, r agentjob.TurnResult) agentjob.Job {
+func (e *env) finish(c agentjob.Claim, r turnResult) agentjob.Job {
 	e.t.Helper()
-	j, err := e.s.FinishTurn(e.ctx, c, r, nil)
+	j, err := e.tryFinish(c, r)
 	if err != nil {
-		e.t.Fatalf("FinishTurn %+v: %v", c, err)
+		e.t.Fatalf("finish %+v: %v", c, err)
 	}
 	return j
 }
@@ -721,8 +804,7 @@ func testListJobs(t *testing.T, s Store) {
 	e.create(e.newJobIn(other.ID, e.t0.Add(time.Hour))) // never listed
 	failed := map[string]bool{}
 	for _, j := range []agentjob.Job{jobs[1], jobs[4], jobs[5]} {
-		_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "boom", At: e.t0.Add(time.Minute)})
-		must(t, err, "ChangeStatus")
+		e.cancel(j.ID, "boom", e.t0.Add(time.Minute))
 		failed[j.ID] = true
 	}
 
@@ -913,10 +995,8 @@ func testIdempotentMessage(t *testing.T, s Store) {
 	e := setup(t, s)
 	j := e.create(e.newJob(e.t0))
 	idem := agentjob.Idempotency{Scope: "message:" + e.proj.ID + "/" + j.ID, Key: "m-1", RequestHash: sha("follow up"), NotBefore: e.t0.Add(-24 * time.Hour)}
-	add := func(seq int, at time.Time, idem agentjob.Idempotency) (agentjob.Job, bool, error) {
-		m := agentjob.Message{Seq: seq, Prompt: "follow up", State: agentjob.TurnQueued, CreatedAt: at}
-		ev := []agentjob.NewEvent{{Type: agentjob.EventMessageQueued, Data: map[string]any{"seq": seq}}}
-		return s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Active, agentjob.Active, m, &idem, ev)
+	add := func(_ int, at time.Time, idem agentjob.Idempotency) (agentjob.Job, bool, error) {
+		return e.tryApply(j.ID, agentjob.Input{Kind: agentjob.InFollowUp, Prompt: "follow up", At: at}, &idem)
 	}
 
 	got, replayed, err := add(2, e.t0.Add(time.Second), idem)
@@ -961,49 +1041,61 @@ func testAddMessage(t *testing.T, s Store) {
 	e := setup(t, s)
 	// Another job with more messages: message numbers are per job.
 	busy := e.create(e.newJob(e.t0))
-	e.addMessage(busy.ID, agentjob.Active, agentjob.Active, 2, e.t0)
-	e.addMessage(busy.ID, agentjob.Active, agentjob.Active, 3, e.t0)
+	e.addMessage(busy.ID, 2, e.t0)
+	e.addMessage(busy.ID, 3, e.t0)
 	j := e.create(e.newJob(e.t0))
-	_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "boom", At: e.t0.Add(time.Second)})
-	must(t, err, "ChangeStatus to failed")
+	e.cancel(j.ID, "boom", e.t0.Add(time.Second))
 	before := e.job(j.ID)
 	eventsBefore := len(e.events(j.ID))
 
-	// A stale from-status writes nothing: no message, no status, no events,
-	// and no idempotency record.
+	// A patch decided on a stale read (the job moved on since) writes
+	// nothing: no message, no status, no events, and no idempotency record.
 	at := e.t0.Add(time.Minute)
 	idem := agentjob.Idempotency{Scope: "message:x", Key: "k", RequestHash: sha("p"), NotBefore: e.t0.Add(-time.Hour)}
-	m2 := agentjob.Message{Seq: 2, Prompt: "again", State: agentjob.TurnQueued, CreatedAt: at}
-	ev := []agentjob.NewEvent{{Type: agentjob.EventMessageQueued, Data: map[string]any{"seq": 2}}}
-	_, _, err = s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Completed, agentjob.Active, m2, &idem, ev)
-	wantCode(t, err, apperr.Conflict, "AddMessage with a stale from-status")
-	after := e.job(j.ID)
-	if after.Status != agentjob.Failed || len(after.Messages) != 1 || after.Error != "boom" {
-		t.Errorf("after a refused AddMessage: status %s, %d messages, error %q; want failed, 1, boom", after.Status, len(after.Messages), after.Error)
+	stale := before
+	stale.Version--
+	stale.Status = agentjob.Completed
+	p, ev, err := agentjob.Reduce(stale, agentjob.Input{Kind: agentjob.InFollowUp, Prompt: "again", At: at})
+	must(t, err, "Reduce follow-up")
+	_, _, err = s.Apply(e.ctx, e.proj.ID, j.ID, p, &idem, ev)
+	wantCode(t, err, apperr.Conflict, "Apply of a patch with a stale version")
+	if !errors.Is(err, agentjob.ErrStale) {
+		t.Errorf("Apply of a stale patch = %v, want it to wrap ErrStale", err)
 	}
-	sameTime(t, "UpdatedAt after a refused AddMessage", after.UpdatedAt, before.UpdatedAt)
+	after := e.job(j.ID)
+	if after.Status != agentjob.Failed || len(after.Messages) != 1 || after.Error != "boom" || after.Version != before.Version {
+		t.Errorf("after a refused patch: status %s, %d messages, error %q, version %d; want failed, 1, boom, %d", after.Status, len(after.Messages), after.Error, after.Version, before.Version)
+	}
+	sameTime(t, "UpdatedAt after a refused patch", after.UpdatedAt, before.UpdatedAt)
 	if n := len(e.events(j.ID)); n != eventsBefore {
-		t.Errorf("a refused AddMessage wrote %d events", n-eventsBefore)
+		t.Errorf("a refused patch wrote %d events", n-eventsBefore)
 	}
 	if _, found, err := s.FindIdempotent(e.ctx, idem); err != nil || found {
-		t.Errorf("a refused AddMessage remembered its idempotency key (found=%v, err=%v)", found, err)
+		t.Errorf("a refused patch remembered its idempotency key (found=%v, err=%v)", found, err)
 	}
 
-	// A stale message number (another message got in first) is a Conflict too.
-	m3 := m2
-	m3.Seq = 3
-	_, _, err = s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Failed, agentjob.Active, m3, nil, ev)
-	wantCode(t, err, apperr.Conflict, "AddMessage with a stale message number")
-	if got := e.job(j.ID); got.Status != agentjob.Failed || len(got.Messages) != 1 {
-		t.Errorf("after a refused AddMessage: status %s, %d messages", got.Status, len(got.Messages))
-	}
+	// A patch from a version ahead of the store's is refused too.
+	ahead := before
+	ahead.Version++
+	p, ev, err = agentjob.Reduce(ahead, agentjob.Input{Kind: agentjob.InFollowUp, Prompt: "again", At: at})
+	must(t, err, "Reduce follow-up")
+	_, _, err = s.Apply(e.ctx, e.proj.ID, j.ID, p, nil, ev)
+	wantCode(t, err, apperr.Conflict, "Apply of a patch with a future version")
 
-	got, replayed, err := s.AddMessage(e.ctx, e.proj.ID, j.ID, agentjob.Failed, agentjob.Active, m2, nil, ev)
-	must(t, err, "AddMessage")
+	got, replayed, err := e.tryApply(j.ID, agentjob.Input{Kind: agentjob.InFollowUp, Prompt: "again", At: at}, nil)
+	must(t, err, "follow-up")
 	if replayed {
-		t.Errorf("AddMessage replayed without a key")
+		t.Errorf("follow-up replayed without a key")
 	}
-	for name, j := range map[string]agentjob.Job{"AddMessage": got, "GetJob": e.job(j.ID)} {
+	if got.Version != before.Version+1 {
+		t.Errorf("version after one change = %d, want %d", got.Version, before.Version+1)
+	}
+	// The patch that was just applied cannot be applied twice.
+	p, ev, err = agentjob.Reduce(before, agentjob.Input{Kind: agentjob.InFollowUp, Prompt: "again", At: at})
+	must(t, err, "Reduce follow-up")
+	_, _, err = s.Apply(e.ctx, e.proj.ID, j.ID, p, nil, ev)
+	wantCode(t, err, apperr.Conflict, "Apply of the same patch twice")
+	for name, j := range map[string]agentjob.Job{"Apply": got, "GetJob": e.job(j.ID)} {
 		if j.Status != agentjob.Active || len(j.Messages) != 2 {
 			t.Fatalf("%s: status %s, %d messages; want active, 2", name, j.Status, len(j.Messages))
 		}
@@ -1021,20 +1113,19 @@ func testAddMessage(t *testing.T, s Store) {
 		}
 	}
 	evs := e.events(j.ID)
-	if len(evs) != eventsBefore+1 || evs[len(evs)-1].Type != agentjob.EventMessageQueued {
-		t.Errorf("events after AddMessage = %+v, want one message.queued appended", evs)
+	if len(evs) != eventsBefore+2 || evs[eventsBefore].Type != agentjob.EventMessageQueued || evs[eventsBefore+1].Type != agentjob.EventStatus {
+		t.Errorf("events after the follow-up = %+v, want message.queued and status appended", evs)
 	}
 
-	// The same job, reached through another project, is NotFound or Conflict
-	// but never changed.
+	// The same job, reached through another project, is NotFound and never
+	// changed.
 	other := e.project("other")
-	m3.CreatedAt = e.t0.Add(2 * time.Minute)
-	_, _, err = s.AddMessage(e.ctx, other.ID, j.ID, agentjob.Active, agentjob.Active, m3, nil, nil)
-	if err == nil {
-		t.Errorf("AddMessage through another project succeeded")
-	}
+	p, ev, err = agentjob.Reduce(e.job(j.ID), agentjob.Input{Kind: agentjob.InFollowUp, Prompt: "elsewhere", At: e.t0.Add(2 * time.Minute)})
+	must(t, err, "Reduce follow-up")
+	_, _, err = s.Apply(e.ctx, other.ID, j.ID, p, nil, ev)
+	wantCode(t, err, apperr.NotFound, "Apply through another project")
 	if n := len(e.job(j.ID).Messages); n != 2 {
-		t.Errorf("AddMessage through another project added a message (%d messages)", n)
+		t.Errorf("Apply through another project added a message (%d messages)", n)
 	}
 }
 
@@ -1042,18 +1133,20 @@ func testChangeStatusCancel(t *testing.T, s Store) {
 	e := setup(t, s)
 	j := e.create(e.newJob(e.t0))
 	c := e.claim("w1", e.t0.Add(time.Second))
-	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(2*time.Second))
-	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 3, e.t0.Add(3*time.Second))
+	e.addMessage(j.ID, 2, e.t0.Add(2*time.Second))
+	e.addMessage(j.ID, 3, e.t0.Add(3*time.Second))
 	if canceled, err := s.RenewLease(e.ctx, c, e.t0.Add(2*lease)); err != nil || canceled {
 		t.Fatalf("RenewLease before cancel = %v, %v; want false, nil", canceled, err)
 	}
 	eventsBefore := len(e.events(j.ID))
 
 	at := e.t0.Add(time.Minute)
-	extra := []agentjob.NewEvent{{Type: "job.canceled", Data: map[string]any{"by": "test"}}}
-	got, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "canceled by request", At: at, Events: extra})
-	must(t, err, "ChangeStatus")
-	for name, j := range map[string]agentjob.Job{"ChangeStatus": got, "GetJob": e.job(j.ID)} {
+	extra := agentjob.NewEvent{Type: "job.canceled", Data: map[string]any{"by": "test"}}
+	p, evs, err := agentjob.Reduce(e.job(j.ID), agentjob.Input{Kind: agentjob.InCancel, Reason: "canceled by request", At: at})
+	must(t, err, "Reduce cancel")
+	got, _, err := s.Apply(e.ctx, e.proj.ID, j.ID, p, nil, append([]agentjob.NewEvent{extra}, evs...))
+	must(t, err, "Apply cancel")
+	for name, j := range map[string]agentjob.Job{"Apply": got, "GetJob": e.job(j.ID)} {
 		if j.Status != agentjob.Failed || j.Error != "canceled by request" {
 			t.Errorf("%s: status %s error %q; want failed, canceled by request", name, j.Status, j.Error)
 		}
@@ -1084,38 +1177,41 @@ func testChangeStatusCancel(t *testing.T, s Store) {
 		t.Errorf("ExpiredTurns after cancel = %+v, want [%+v]", expired, want)
 	}
 
-	evs := e.events(j.ID)[eventsBefore:]
-	if len(evs) != 2 || evs[0].Type != "job.canceled" || evs[1].Type != agentjob.EventStatus {
-		t.Fatalf("events written by ChangeStatus = %+v, want the caller's then a status event", evs)
+	written := e.events(j.ID)[eventsBefore:]
+	if len(written) != 2 || written[0].Type != "job.canceled" || written[1].Type != agentjob.EventStatus {
+		t.Fatalf("events written by the cancel = %+v, want the caller's then a status event", written)
 	}
-	d := decode(t, evs[1].Data)
+	d := decode(t, written[1].Data)
 	if d["status"] != "failed" || d["error"] != "canceled by request" {
 		t.Errorf("status event data = %v", d)
 	}
-	sameTime(t, "status event CreatedAt", evs[1].CreatedAt, at)
+	sameTime(t, "status event CreatedAt", written[1].CreatedAt, at)
 
 	// Nothing of the job can be claimed any more.
 	e.noClaim(e.t0.Add(2 * time.Minute))
 
-	// A wrong from-status is a Conflict and writes nothing.
+	// Canceling again is refused by the reducer; the stale patch of the
+	// first cancel is refused by the store and writes nothing.
 	n := len(e.events(j.ID))
-	_, err = s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "again", At: e.t0.Add(time.Hour)})
-	wantCode(t, err, apperr.Conflict, "ChangeStatus with a stale from-status")
+	_, _, err = e.tryApply(j.ID, agentjob.Input{Kind: agentjob.InCancel, Reason: "again", At: e.t0.Add(time.Hour)}, nil)
+	wantCode(t, err, apperr.Conflict, "cancel of a failed job")
+	_, _, err = s.Apply(e.ctx, e.proj.ID, j.ID, p, nil, evs)
+	wantCode(t, err, apperr.Conflict, "the same cancel applied twice")
 	if j := e.job(j.ID); j.Status != agentjob.Failed || j.Error != "canceled by request" {
-		t.Errorf("after a refused ChangeStatus: status %s error %q", j.Status, j.Error)
+		t.Errorf("after a refused cancel: status %s error %q", j.Status, j.Error)
 	}
 	if m := len(e.events(j.ID)); m != n {
-		t.Errorf("a refused ChangeStatus wrote %d events", m-n)
+		t.Errorf("a refused cancel wrote %d events", m-n)
 	}
-	_, err = s.ChangeStatus(e.ctx, e.proj.ID, uuid.NewString(), agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, At: at})
-	if err == nil {
-		t.Errorf("ChangeStatus of an unknown job succeeded")
-	}
+	_, err = s.GetJob(e.ctx, e.proj.ID, uuid.NewString())
+	wantCode(t, err, apperr.NotFound, "GetJob of an unknown job")
+	_, _, err = s.Apply(e.ctx, e.proj.ID, uuid.NewString(), p, nil, nil)
+	wantCode(t, err, apperr.NotFound, "Apply to an unknown job")
 
 	// The worker stops and records the turn; the job stays failed with the
 	// cancel's error, and no second status event is written.
-	fin, err := s.FinishTurn(e.ctx, c, agentjob.TurnResult{State: agentjob.TurnCanceled, Error: "stopped", JobStatus: agentjob.Failed, At: e.t0.Add(2 * time.Minute)}, nil)
-	must(t, err, "FinishTurn after cancel")
+	fin, err := e.tryFinish(c, turnResult{State: agentjob.TurnCanceled, Error: "stopped", At: e.t0.Add(2 * time.Minute)})
+	must(t, err, "finish after cancel")
 	if fin.Status != agentjob.Failed || fin.Error != "canceled by request" || msg(t, fin, 1).State != agentjob.TurnCanceled {
 		t.Errorf("after FinishTurn: status %s error %q turn %s", fin.Status, fin.Error, msg(t, fin, 1).State)
 	}
@@ -1137,15 +1233,14 @@ func archiveCases() []testCase {
 		out = append(out, testCase{"State/Archive/" + tc.name, func(t *testing.T, s Store) {
 			e := setup(t, s)
 			j := e.create(e.newJob(e.t0))
-			e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0)
+			e.addMessage(j.ID, 2, e.t0)
 			if tc.from == agentjob.Failed {
-				_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "boom", At: e.t0.Add(time.Second)})
-				must(t, err, "ChangeStatus to failed")
+				e.cancel(j.ID, "boom", e.t0.Add(time.Second))
 			}
 			at := e.t0.Add(time.Hour)
-			got, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: tc.from, To: agentjob.Archived, ArchivedAt: &at, At: at})
-			must(t, err, "ChangeStatus to archived")
-			for name, j := range map[string]agentjob.Job{"ChangeStatus": got, "GetJob": e.job(j.ID)} {
+			got, err := e.archive(j.ID, at)
+			must(t, err, "archive")
+			for name, j := range map[string]agentjob.Job{"Apply": got, "GetJob": e.job(j.ID)} {
 				if j.Status != agentjob.Archived || j.Error != tc.wantError {
 					t.Errorf("%s: status %s error %q; want archived, %q", name, j.Status, j.Error, tc.wantError)
 				}
@@ -1161,8 +1256,12 @@ func archiveCases() []testCase {
 				t.Errorf("status events = %v, want the last to be archived", st)
 			}
 			e.noClaim(at)
-			_, err = s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: tc.from, To: agentjob.Archived, ArchivedAt: &at, At: at})
-			wantCode(t, err, apperr.Conflict, "ChangeStatus from a status the job left")
+			// Archiving again changes nothing: the reducer has nothing to write.
+			again, err := e.archive(j.ID, at.Add(time.Hour))
+			must(t, err, "archive again")
+			if again.Version != got.Version || again.ArchivedAt == nil || !again.ArchivedAt.Equal(at) {
+				t.Errorf("archiving an archived job changed it: version %d→%d, archivedAt %v", got.Version, again.Version, fmtPtr(again.ArchivedAt))
+			}
 		}})
 	}
 	return out
@@ -1176,8 +1275,7 @@ func testClaimEmpty(t *testing.T, s Store) {
 	e.noClaim(e.t0)
 	// A job that is not active has nothing to claim either.
 	j := e.create(e.newJob(e.t0))
-	_, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "x", At: e.t0})
-	must(t, err, "ChangeStatus")
+	e.cancel(j.ID, "x", e.t0)
 	e.noClaim(e.t0.Add(time.Second))
 	if expired, err := s.ExpiredTurns(e.ctx, e.t0.Add(time.Hour)); err != nil || len(expired) != 0 {
 		t.Errorf("ExpiredTurns with nothing running = %+v, %v", expired, err)
@@ -1188,9 +1286,8 @@ func testClaimEmpty(t *testing.T, s Store) {
 	// reported with CancelRequested so recovery ends it canceled.
 	k := e.create(e.newJob(e.t0.Add(time.Minute)))
 	c := e.claim("w1", e.t0.Add(2*time.Minute))
-	_, err = s.ChangeStatus(e.ctx, e.proj.ID, k.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Failed, Error: "canceled by request", At: e.t0.Add(3 * time.Minute)})
-	must(t, err, "ChangeStatus")
-	if err := s.RequeueTurn(e.ctx, c, true); !apperr.Is(err, apperr.Conflict) {
+	e.cancel(k.ID, "canceled by request", e.t0.Add(3*time.Minute))
+	if err := s.RequeueTurn(e.ctx, c); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("RequeueTurn after cancel = %v, want Conflict", err)
 	}
 	e.noClaim(e.t0.Add(4 * time.Minute))
@@ -1235,14 +1332,14 @@ func testClaimOldest(t *testing.T, s Store) {
 func testOneRunningTurnPerJob(t *testing.T, s Store) {
 	e := setup(t, s)
 	j := e.create(e.newJob(e.t0))
-	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+	e.addMessage(j.ID, 2, e.t0.Add(time.Second))
 	c1 := e.claim("w1", e.t0.Add(time.Minute))
 	if c1.JobID != j.ID || c1.Seq != 1 {
 		t.Fatalf("first claim = %+v, want seq 1", c1)
 	}
 	e.noClaim(e.t0.Add(time.Minute)) // seq 2 waits for seq 1
 
-	fin := e.finish(c1, agentjob.TurnResult{State: agentjob.TurnDone, Summary: "one", JobStatus: agentjob.Completed, At: e.t0.Add(2 * time.Minute)})
+	fin := e.finish(c1, turnResult{State: agentjob.TurnDone, Summary: "one", At: e.t0.Add(2 * time.Minute)})
 	if fin.Status != agentjob.Active {
 		t.Errorf("job with a queued turn behind is %s, want active", fin.Status)
 	}
@@ -1257,13 +1354,13 @@ func testTurnsInSeqOrder(t *testing.T, s Store) {
 	e := setup(t, s)
 	// seq 2 is stamped earlier than seq 1 (clocks of two replicas disagree).
 	j := e.create(e.newJob(e.t0.Add(10 * time.Second)))
-	e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0)
+	e.addMessage(j.ID, 2, e.t0)
 	c := e.claim("w1", e.t0.Add(time.Minute))
 	if c.JobID != j.ID || c.Seq != 1 {
 		t.Fatalf("claim = %+v, want seq 1 first", c)
 	}
 	// Handed back, seq 1 still runs before seq 2.
-	must(t, s.RequeueTurn(e.ctx, c, true), "RequeueTurn")
+	must(t, e.interrupt(c), "RequeueTurn")
 	c = e.claim("w2", e.t0.Add(2*time.Minute))
 	if c.Seq != 1 {
 		t.Fatalf("claim after requeue = %+v, want seq 1 again", c)
@@ -1274,7 +1371,7 @@ func testTurnsInSeqOrder(t *testing.T, s Store) {
 func testJobsIndependent(t *testing.T, s Store) {
 	e := setup(t, s)
 	a := e.create(e.newJob(e.t0))
-	e.addMessage(a.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+	e.addMessage(a.ID, 2, e.t0.Add(time.Second))
 	b := e.create(e.newJob(e.t0.Add(2 * time.Second)))
 
 	ca := e.claim("w1", e.t0.Add(time.Minute))
@@ -1283,9 +1380,9 @@ func testJobsIndependent(t *testing.T, s Store) {
 		t.Fatalf("claims = %+v, %+v; want a/1 then b/1", ca, cb)
 	}
 	e.noClaim(e.t0.Add(time.Minute))
-	e.finish(cb, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: e.t0.Add(2 * time.Minute)})
+	e.finish(cb, turnResult{State: agentjob.TurnDone, At: e.t0.Add(2 * time.Minute)})
 	e.noClaim(e.t0.Add(2 * time.Minute)) // b finishing does not free a's seq 2
-	e.finish(ca, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: e.t0.Add(3 * time.Minute)})
+	e.finish(ca, turnResult{State: agentjob.TurnDone, At: e.t0.Add(3 * time.Minute)})
 	if c := e.claim("w3", e.t0.Add(4*time.Minute)); c.JobID != a.ID || c.Seq != 2 {
 		t.Fatalf("claim = %+v, want a/2", c)
 	}
@@ -1350,7 +1447,7 @@ func testLease(t *testing.T, s Store) {
 	if len(expired) != 1 || expired[0].JobID != j.ID {
 		t.Errorf("ExpiredTurns = %+v, want only job %s", expired, j.ID)
 	}
-	e.finish(c, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: later})
+	e.finish(c, turnResult{State: agentjob.TurnDone, At: later})
 	if expired, err := s.ExpiredTurns(e.ctx, now.Add(24*time.Hour)); err != nil || len(expired) != 1 || expired[0].JobID != fresh.ID {
 		t.Errorf("ExpiredTurns after finishing = %+v, %v; want only job %s", expired, err, fresh.ID)
 	}
@@ -1365,10 +1462,10 @@ func testRequeue(t *testing.T, s Store) {
 
 	wrong := c1
 	wrong.Worker = "w2"
-	wantCode(t, s.RequeueTurn(e.ctx, wrong, true), apperr.Conflict, "RequeueTurn by another worker")
+	wantCode(t, e.interrupt(wrong), apperr.Conflict, "RequeueTurn by another worker")
 
 	// Counted (lease expired): the attempt stays used.
-	must(t, s.RequeueTurn(e.ctx, c1, true), "RequeueTurn counted")
+	must(t, e.interrupt(c1), "RequeueTurn counted")
 	m := msg(t, e.job(j.ID), 1)
 	if m.State != agentjob.TurnQueued || m.Attempts != 1 {
 		t.Errorf("after a counted requeue: %+v, want queued with 1 attempt", m)
@@ -1378,7 +1475,7 @@ func testRequeue(t *testing.T, s Store) {
 	}
 	_, err := s.RenewLease(e.ctx, c1, e.t0.Add(time.Hour))
 	wantCode(t, err, apperr.Conflict, "RenewLease of a requeued claim")
-	wantCode(t, s.RequeueTurn(e.ctx, c1, true), apperr.Conflict, "RequeueTurn twice")
+	wantCode(t, e.interrupt(c1), apperr.Conflict, "RequeueTurn twice")
 
 	c2 := e.claim("w2", e.t0.Add(2*time.Minute))
 	if c2.JobID != j.ID || c2.Seq != 1 || c2.Attempts != 2 {
@@ -1386,7 +1483,7 @@ func testRequeue(t *testing.T, s Store) {
 	}
 
 	// Not counted (hand-back on shutdown): the run does not use an attempt.
-	must(t, s.RequeueTurn(e.ctx, c2, false), "RequeueTurn not counted")
+	must(t, s.RequeueTurn(e.ctx, c2), "RequeueTurn not counted")
 	if m := msg(t, e.job(j.ID), 1); m.State != agentjob.TurnQueued || m.Attempts != 1 {
 		t.Errorf("after an uncounted requeue: %+v, want queued with 1 attempt", m)
 	}
@@ -1403,22 +1500,24 @@ func testFinishStaleClaim(t *testing.T, s Store) {
 	e := setup(t, s)
 	j := e.create(e.newJob(e.t0))
 	c1 := e.claim("w1", e.t0.Add(time.Minute))
-	must(t, s.RequeueTurn(e.ctx, c1, true), "RequeueTurn")
+	must(t, e.interrupt(c1), "RequeueTurn")
 	c2 := e.claim("w1", e.t0.Add(2*time.Minute)) // same worker, next attempt
 	n := len(e.events(j.ID))
 
-	r := agentjob.TurnResult{State: agentjob.TurnDone, Summary: "stale", PRLink: "https://example.com/pr/9", PRNumber: 9, FilesChanged: []string{"stale.md"}, JobStatus: agentjob.Completed, At: e.t0.Add(3 * time.Minute)}
-	ev := []agentjob.NewEvent{{Type: agentjob.EventTurnFinished, Data: map[string]any{"seq": 1}}}
+	r := turnResult{State: agentjob.TurnDone, Summary: "stale", PRLink: "https://example.com/pr/9", PRNumber: 9, FilesChanged: []string{"stale.md"}, At: e.t0.Add(3 * time.Minute)}
 	for name, bad := range map[string]agentjob.Claim{
 		"an earlier attempt": c1,
 		"another worker":     {JobID: c2.JobID, ProjectID: c2.ProjectID, Seq: c2.Seq, Attempts: c2.Attempts, Worker: "w9"},
 	} {
-		_, err := s.FinishTurn(e.ctx, bad, r, ev)
-		wantCode(t, err, apperr.Conflict, "FinishTurn by "+name)
+		_, err := e.tryFinish(bad, r)
+		wantCode(t, err, apperr.Conflict, "finish by "+name)
+		if !errors.Is(err, agentjob.ErrLeaseLost) {
+			t.Errorf("finish by %s = %v, want it to wrap ErrLeaseLost", name, err)
+		}
 	}
 	_, err := s.RenewLease(e.ctx, c1, e.t0.Add(time.Hour))
 	wantCode(t, err, apperr.Conflict, "RenewLease by an earlier attempt")
-	wantCode(t, s.RequeueTurn(e.ctx, c1, true), apperr.Conflict, "RequeueTurn by an earlier attempt")
+	wantCode(t, e.interrupt(c1), apperr.Conflict, "RequeueTurn by an earlier attempt")
 	got := e.job(j.ID)
 	if got.Status != agentjob.Active || got.PRLink != "" || got.Summary != "" || len(got.FilesChanged) != 0 || msg(t, got, 1).State != agentjob.TurnRunning {
 		t.Errorf("a refused FinishTurn changed the job: %+v", got)
@@ -1428,16 +1527,70 @@ func testFinishStaleClaim(t *testing.T, s Store) {
 	}
 
 	r.Summary = "fresh"
-	fin, err := s.FinishTurn(e.ctx, c2, r, ev)
-	must(t, err, "FinishTurn by the current claim")
+	fin, err := e.tryFinish(c2, r)
+	must(t, err, "finish by the current claim")
 	if m := msg(t, fin, 1); m.State != agentjob.TurnDone || m.Attempts != 2 || m.Summary != "fresh" {
 		t.Errorf("finished message = %+v, want done on attempt 2", m)
 	}
 	if fin.Status != agentjob.Completed || fin.Summary != "fresh" {
 		t.Errorf("after FinishTurn: %+v", fin)
 	}
-	_, err = s.FinishTurn(e.ctx, c2, r, ev)
-	wantCode(t, err, apperr.Conflict, "FinishTurn twice")
+	_, err = e.tryFinish(c2, r)
+	wantCode(t, err, apperr.Conflict, "finish twice")
+}
+
+// testRetryAfterAndCheckpoint: a turn queued again after a retryable error
+// is not claimed before its delay; its checkpoint, written only by the claim
+// that holds the turn, survives into the next attempt.
+func testRetryAfterAndCheckpoint(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	c1 := e.claim("w1", e.t0.Add(time.Second))
+	cp := agentjob.Checkpoint{PushedSHA: "0123456789abcdef0123456789abcdef01234567", Summary: "pushed", FilesChanged: []string{"a.mdx"}}
+	must(t, s.SaveCheckpoint(e.ctx, c1, cp), "SaveCheckpoint")
+	for name, bad := range map[string]agentjob.Claim{
+		"another worker":  {JobID: c1.JobID, ProjectID: c1.ProjectID, Seq: c1.Seq, Attempts: c1.Attempts, Worker: "w9"},
+		"another attempt": {JobID: c1.JobID, ProjectID: c1.ProjectID, Seq: c1.Seq, Attempts: c1.Attempts + 1, Worker: c1.Worker},
+	} {
+		err := s.SaveCheckpoint(e.ctx, bad, agentjob.Checkpoint{PRNumber: 9})
+		if !errors.Is(err, agentjob.ErrLeaseLost) {
+			t.Errorf("SaveCheckpoint by %s = %v, want ErrLeaseLost", name, err)
+		}
+	}
+	if got := msg(t, e.job(j.ID), 1).Checkpoint; got.PushedSHA != cp.PushedSHA || got.Summary != cp.Summary || !slices.Equal(got.FilesChanged, cp.FilesChanged) || got.PRNumber != 0 {
+		t.Errorf("checkpoint = %+v, want %+v", got, cp)
+	}
+
+	retryAt := e.t0.Add(10 * time.Minute)
+	in := agentjob.Input{Kind: agentjob.InTurnEnd, At: e.t0.Add(time.Minute), Turn: agentjob.TurnEnd{
+		Claim: c1, Outcome: agentjob.OutcomeRetry, Error: "github: 502 from POST /pulls", RetryAt: retryAt, MaxAttempts: 3,
+	}}
+	got, _, err := e.tryApply(j.ID, in, nil)
+	must(t, err, "retry")
+	m := msg(t, got, 1)
+	if got.Status != agentjob.Active || m.State != agentjob.TurnQueued || m.Attempts != 1 {
+		t.Fatalf("after a retry: job %s, turn %+v; want active with the turn queued after 1 attempt", got.Status, m)
+	}
+	samePtrTime(t, "RunAfter", m.RunAfter, &retryAt)
+	e.noClaim(retryAt.Add(-time.Second))
+	c2 := e.claim("w2", retryAt)
+	if c2.Seq != 1 || c2.Attempts != 2 {
+		t.Fatalf("claim after the delay = %+v, want seq 1 attempt 2", c2)
+	}
+	if got := msg(t, e.job(j.ID), 1).Checkpoint; got.PushedSHA != cp.PushedSHA {
+		t.Errorf("checkpoint after the retry = %+v, want the first attempt's", got)
+	}
+	if err := s.SaveCheckpoint(e.ctx, c1, agentjob.Checkpoint{PRNumber: 9}); !errors.Is(err, agentjob.ErrLeaseLost) {
+		t.Errorf("SaveCheckpoint by the first attempt after the retry = %v, want ErrLeaseLost", err)
+	}
+	if _, err := s.RenewLease(e.ctx, c1, retryAt.Add(time.Hour)); !errors.Is(err, agentjob.ErrLeaseLost) {
+		t.Errorf("RenewLease (the fence check) by the first attempt after the retry = %v, want ErrLeaseLost", err)
+	}
+	cp.PRNumber, cp.PRLink = 7, "https://example.com/acme/docs/pull/7"
+	must(t, s.SaveCheckpoint(e.ctx, c2, cp), "SaveCheckpoint by the second attempt")
+	if got := msg(t, e.job(j.ID), 1).Checkpoint; got.PRNumber != 7 || got.PRLink != cp.PRLink || got.PushedSHA != cp.PushedSHA {
+		t.Errorf("checkpoint = %+v, want %+v", got, cp)
+	}
 }
 
 func finishJobStatusCases() []testCase {
@@ -1446,7 +1599,7 @@ func finishJobStatusCases() []testCase {
 		name string
 		// prepare runs after the claim of seq 1.
 		prepare   func(e *env, j agentjob.Job)
-		result    agentjob.TurnResult
+		result    turnResult
 		want      agentjob.Status
 		wantError string
 		completed bool
@@ -1454,14 +1607,14 @@ func finishJobStatusCases() []testCase {
 	}{
 		{
 			name:      "Completed",
-			result:    agentjob.TurnResult{State: agentjob.TurnDone, Summary: "fixed it", JobStatus: agentjob.Completed},
+			result:    turnResult{State: agentjob.TurnDone, Summary: "fixed it"},
 			want:      agentjob.Completed,
 			completed: true,
 			statusEv:  true,
 		},
 		{
 			name:      "Failed",
-			result:    agentjob.TurnResult{State: agentjob.TurnFailed, Error: "the agent crashed", JobStatus: agentjob.Failed},
+			result:    turnResult{State: agentjob.TurnFailed, Error: "the agent crashed"},
 			want:      agentjob.Failed,
 			wantError: "the agent crashed",
 			statusEv:  true,
@@ -1469,32 +1622,34 @@ func finishJobStatusCases() []testCase {
 		{
 			name: "QueuedTurnBehind",
 			prepare: func(e *env, j agentjob.Job) {
-				e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+				e.addMessage(j.ID, 2, e.t0.Add(time.Second))
 			},
-			result: agentjob.TurnResult{State: agentjob.TurnDone, Summary: "part one", JobStatus: agentjob.Completed},
+			result: turnResult{State: agentjob.TurnDone, Summary: "part one"},
 			want:   agentjob.Active,
 		},
 		{
 			name: "FailedTurnWithQueuedTurnBehind",
 			prepare: func(e *env, j agentjob.Job) {
-				e.addMessage(j.ID, agentjob.Active, agentjob.Active, 2, e.t0.Add(time.Second))
+				e.addMessage(j.ID, 2, e.t0.Add(time.Second))
 			},
-			result: agentjob.TurnResult{State: agentjob.TurnFailed, Error: "oops", JobStatus: agentjob.Failed},
+			result: turnResult{State: agentjob.TurnFailed, Error: "oops"},
 			want:   agentjob.Active,
+			// The job goes on with the next message, and says what failed.
+			wantError: "message 1 failed: oops",
 		},
 		{
 			name: "ArchivedWhileRunning",
 			prepare: func(e *env, j agentjob.Job) {
 				at := e.t0.Add(time.Second)
-				_, err := e.s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Active, To: agentjob.Archived, ArchivedAt: &at, At: at})
-				must(e.t, err, "ChangeStatus to archived")
+				_, err := e.archive(j.ID, at)
+				must(e.t, err, "archive")
 				expired, err := e.s.ExpiredTurns(e.ctx, e.t0.Add(24*time.Hour))
 				must(e.t, err, "ExpiredTurns")
 				if len(expired) != 1 || expired[0].JobID != j.ID || !expired[0].CancelRequested {
 					e.t.Errorf("ExpiredTurns after archiving a running job = %+v, want its turn with CancelRequested", expired)
 				}
 			},
-			result: agentjob.TurnResult{State: agentjob.TurnDone, Summary: "late", JobStatus: agentjob.Completed},
+			result: turnResult{State: agentjob.TurnDone, Summary: "late"},
 			want:   agentjob.Archived,
 		},
 	} {
@@ -1510,9 +1665,8 @@ func finishJobStatusCases() []testCase {
 
 			r := tc.result
 			r.At = e.t0.Add(time.Minute)
-			ev := []agentjob.NewEvent{{Type: agentjob.EventTurnFinished, Data: map[string]any{"seq": 1, "state": r.State}}}
-			got, err := s.FinishTurn(e.ctx, c, r, ev)
-			must(t, err, "FinishTurn")
+			got, err := e.tryFinish(c, r)
+			must(t, err, "finish")
 			for name, j := range map[string]agentjob.Job{"FinishTurn": got, "GetJob": e.job(j.ID)} {
 				if j.Status != tc.want || j.Error != tc.wantError {
 					t.Errorf("%s: status %s error %q; want %s, %q", name, j.Status, j.Error, tc.want, tc.wantError)
@@ -1569,33 +1723,33 @@ func testFinishCompletedClearsError(t *testing.T, s Store) {
 	e := setup(t, s)
 	j := e.create(e.newJob(e.t0))
 	c := e.claim("w1", e.t0.Add(time.Second))
-	first := e.finish(c, agentjob.TurnResult{State: agentjob.TurnFailed, Error: "boom", JobStatus: agentjob.Failed, At: e.t0.Add(time.Minute)})
+	first := e.finish(c, turnResult{State: agentjob.TurnFailed, Error: "boom", At: e.t0.Add(time.Minute)})
 	if first.Status != agentjob.Failed || first.Error != "boom" {
 		t.Fatalf("after a failed turn: %s %q", first.Status, first.Error)
 	}
 
-	e.addMessage(j.ID, agentjob.Failed, agentjob.Active, 2, e.t0.Add(2*time.Minute))
+	e.addMessage(j.ID, 2, e.t0.Add(2*time.Minute))
 	c = e.claim("w1", e.t0.Add(3*time.Minute))
 	at := e.t0.Add(4 * time.Minute)
-	done := e.finish(c, agentjob.TurnResult{State: agentjob.TurnDone, Summary: "done", JobStatus: agentjob.Completed, At: at})
+	done := e.finish(c, turnResult{State: agentjob.TurnDone, Summary: "done", At: at})
 	if done.Status != agentjob.Completed || done.Error != "" {
 		t.Errorf("after a completed turn: status %s error %q; want completed with no error", done.Status, done.Error)
 	}
 	samePtrTime(t, "CompletedAt", done.CompletedAt, &at)
 
 	// Completed again later: CompletedAt is the latest completion.
-	e.addMessage(j.ID, agentjob.Completed, agentjob.Active, 3, e.t0.Add(5*time.Minute))
+	e.addMessage(j.ID, 3, e.t0.Add(5*time.Minute))
 	if j := e.job(j.ID); j.Status != agentjob.Active || j.CompletedAt != nil {
 		t.Errorf("reactivated job: status %s CompletedAt %v; want active, nil", j.Status, fmtPtr(j.CompletedAt))
 	}
 	c = e.claim("w1", e.t0.Add(6*time.Minute))
 	at = e.t0.Add(7 * time.Minute)
-	done = e.finish(c, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: at})
+	done = e.finish(c, turnResult{State: agentjob.TurnDone, At: at})
 	samePtrTime(t, "CompletedAt after the second completion", done.CompletedAt, &at)
 	if done.Summary != "done" {
 		t.Errorf("an empty turn summary replaced the job's summary: %q", done.Summary)
 	}
-	if st := e.statusEvents(j.ID); !slices.Equal(st, []string{"failed", "completed", "completed"}) {
+	if st := e.statusEvents(j.ID); !slices.Equal(st, []string{"failed", "active", "completed", "active", "completed"}) {
 		t.Errorf("status events written by FinishTurn = %v", st)
 	}
 }
@@ -1606,20 +1760,19 @@ func testFinishPRLinkAndFiles(t *testing.T, s Store) {
 	const pr1, pr2 = "https://example.com/acme/docs/pull/1", "https://example.com/acme/docs/pull/2"
 
 	steps := []struct {
-		result    agentjob.TurnResult
+		result    turnResult
 		wantFiles []string
 	}{
-		{agentjob.TurnResult{State: agentjob.TurnDone, PRLink: pr1, PRNumber: 1, FilesChanged: []string{"a.md", "b.md"}}, []string{"a.md", "b.md"}},
-		{agentjob.TurnResult{State: agentjob.TurnDone, FilesChanged: []string{"b.md", "c.md"}}, []string{"a.md", "b.md", "c.md"}},
-		{agentjob.TurnResult{State: agentjob.TurnDone, PRLink: pr2, PRNumber: 2}, []string{"a.md", "b.md", "c.md"}},
-		{agentjob.TurnResult{State: agentjob.TurnFailed, Error: "x", FilesChanged: []string{"d.md"}}, []string{"a.md", "b.md", "c.md", "d.md"}},
+		{turnResult{State: agentjob.TurnDone, PRLink: pr1, PRNumber: 1, FilesChanged: []string{"a.md", "b.md"}}, []string{"a.md", "b.md"}},
+		{turnResult{State: agentjob.TurnDone, FilesChanged: []string{"b.md", "c.md"}}, []string{"a.md", "b.md", "c.md"}},
+		{turnResult{State: agentjob.TurnDone, PRLink: pr2, PRNumber: 2}, []string{"a.md", "b.md", "c.md"}},
+		{turnResult{State: agentjob.TurnFailed, Error: "x", FilesChanged: []string{"d.md"}}, []string{"a.md", "b.md", "c.md", "d.md"}},
 	}
 	for i, step := range steps {
 		seq := i + 1
 		base := e.t0.Add(time.Duration(i) * time.Hour)
 		if seq > 1 {
-			from := e.job(j.ID).Status
-			if got := e.addMessage(j.ID, from, agentjob.Active, seq, base); got.PRLink != pr1 || got.PRNumber != 1 {
+			if got := e.addMessage(j.ID, seq, base); got.PRLink != pr1 || got.PRNumber != 1 {
 				t.Errorf("AddMessage changed the PR to %q #%d", got.PRLink, got.PRNumber)
 			}
 		}
@@ -1628,10 +1781,7 @@ func testFinishPRLinkAndFiles(t *testing.T, s Store) {
 			t.Fatalf("claimed seq %d, want %d", c.Seq, seq)
 		}
 		r := step.result
-		r.JobStatus, r.At = agentjob.Completed, base.Add(time.Minute)
-		if r.State == agentjob.TurnFailed {
-			r.JobStatus = agentjob.Failed
-		}
+		r.At = base.Add(time.Minute)
 		got := e.finish(c, r)
 		if got.PRLink != pr1 || got.PRNumber != 1 {
 			t.Errorf("after turn %d: PR %q #%d, want %q #1 (set once, never cleared or replaced)", seq, got.PRLink, got.PRNumber, pr1)
@@ -1651,8 +1801,8 @@ func testFinishPRLinkAndFiles(t *testing.T, s Store) {
 		}
 	}
 	at := e.t0.Add(10 * time.Hour)
-	archived, err := s.ChangeStatus(e.ctx, e.proj.ID, j.ID, agentjob.StatusChange{From: agentjob.Failed, To: agentjob.Archived, ArchivedAt: &at, At: at})
-	must(t, err, "ChangeStatus to archived")
+	archived, err := e.archive(j.ID, at)
+	must(t, err, "archive")
 	if archived.PRLink != pr1 || archived.PRNumber != 1 || len(archived.FilesChanged) != 4 {
 		t.Errorf("archiving changed the outcome: PR %q #%d files %v", archived.PRLink, archived.PRNumber, archived.FilesChanged)
 	}
@@ -1962,7 +2112,7 @@ func testConcurrentWorkers(t *testing.T, s Store) {
 	for i := range jobs {
 		j := e.create(e.newJob(e.t0.Add(time.Duration(i) * time.Millisecond)))
 		for seq := 2; seq <= perJob; seq++ {
-			e.addMessage(j.ID, agentjob.Active, agentjob.Active, seq, e.t0.Add(time.Second+time.Duration(seq)*time.Millisecond))
+			e.addMessage(j.ID, seq, e.t0.Add(time.Second+time.Duration(seq)*time.Millisecond))
 		}
 	}
 	var (
@@ -2009,7 +2159,7 @@ func testConcurrentWorkers(t *testing.T, s Store) {
 				mu.Lock()
 				running[c.JobID] = false
 				mu.Unlock()
-				if _, err := s.FinishTurn(e.ctx, c, agentjob.TurnResult{State: agentjob.TurnDone, Summary: fmt.Sprintf("seq %d", c.Seq), JobStatus: agentjob.Completed, At: now}, nil); err != nil {
+				if _, err := e.tryFinish(c, turnResult{State: agentjob.TurnDone, Summary: fmt.Sprintf("seq %d", c.Seq), At: now}); err != nil {
 					t.Errorf("FinishTurn %+v: %v", c, err)
 					return
 				}
@@ -2054,7 +2204,7 @@ func testFinishRacesFollowUp(t *testing.T, s Store) {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			<-start
-			if _, err := s.FinishTurn(e.ctx, c, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: at.Add(2 * time.Second)}, nil); err != nil {
+			if _, err := e.tryFinish(c, turnResult{State: agentjob.TurnDone, At: at.Add(2 * time.Second)}); err != nil {
 				t.Errorf("round %d: FinishTurn: %v", round, err)
 			}
 		})
@@ -2068,18 +2218,17 @@ func testFinishRacesFollowUp(t *testing.T, s Store) {
 					t.Errorf("round %d: GetJob: %v", round, err)
 					return
 				}
-				to, err := agentjob.Transition(cur.Status, agentjob.EvFollowUp)
+				p, evs, err := agentjob.Reduce(cur, agentjob.Input{Kind: agentjob.InFollowUp, Prompt: "follow-up", At: at.Add(2 * time.Second)})
 				if err != nil {
 					t.Errorf("round %d: follow-up from %s: %v", round, cur.Status, err)
 					return
 				}
-				m := agentjob.Message{Seq: len(cur.Messages) + 1, Prompt: "follow-up", State: agentjob.TurnQueued, CreatedAt: at.Add(2 * time.Second)}
-				_, _, err = s.AddMessage(e.ctx, e.proj.ID, j.ID, cur.Status, to, m, nil, nil)
+				_, _, err = s.Apply(e.ctx, e.proj.ID, j.ID, p, nil, evs)
 				if err == nil {
 					return
 				}
-				if !apperr.Is(err, apperr.Conflict) || attempt >= 10 {
-					t.Errorf("round %d: AddMessage: %v", round, err)
+				if !errors.Is(err, agentjob.ErrStale) || attempt >= 10 {
+					t.Errorf("round %d: follow-up: %v", round, err)
 					return
 				}
 			}
@@ -2097,7 +2246,7 @@ func testFinishRacesFollowUp(t *testing.T, s Store) {
 		if c2.JobID != j.ID || c2.Seq != 2 {
 			t.Fatalf("round %d: claimed %+v, want the follow-up", round, c2)
 		}
-		if fin := e.finish(c2, agentjob.TurnResult{State: agentjob.TurnDone, JobStatus: agentjob.Completed, At: at.Add(4 * time.Second)}); fin.Status != agentjob.Completed {
+		if fin := e.finish(c2, turnResult{State: agentjob.TurnDone, At: at.Add(4 * time.Second)}); fin.Status != agentjob.Completed {
 			t.Fatalf("round %d: after the follow-up the job is %s, want completed", round, fin.Status)
 		}
 	}
