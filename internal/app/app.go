@@ -21,6 +21,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
@@ -42,6 +43,7 @@ type Main struct {
 	LookupEnv func(string) (string, bool)
 
 	backend  *Backend
+	turns    *assistant.TurnWriter
 	api      *httpapi.Server
 	http     *http.Server
 	listener net.Listener
@@ -84,10 +86,13 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Turns are written behind the answers, several per transaction; the
+	// writer outlives the HTTP server so that Shutdown can flush it.
+	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
-		Assistant: m.newAssistant(b.Index, b.Threads),
+		Assistant: m.newAssistant(b.Index, b.Threads, m.turns),
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
@@ -106,6 +111,7 @@ func (m *Main) Start(ctx context.Context) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", m.Config.Addr)
 	if err != nil {
+		_ = m.turns.Close(ctx)
 		_ = b.Close()
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
@@ -172,7 +178,12 @@ func (m *Main) Shutdown(ctx context.Context) error {
 		httpErr = fmt.Errorf("http shutdown: %w", errors.Join(httpErr, m.http.Close()))
 	}
 	m.wg.Wait()
-	err := errors.Join(httpErr, m.backend.Close())
+	// Every answer has ended: store the turns still queued before the
+	// store closes.
+	flushCtx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), m.Config.ShutdownTimeout)
+	defer cancelFlush()
+	turnsErr := m.turns.Close(flushCtx)
+	err := errors.Join(httpErr, turnsErr, m.backend.Close())
 	m.Log.Info("docsmith stopped")
 	return err
 }
