@@ -47,7 +47,6 @@ type Main struct {
 	api      *httpapi.Server
 	http     *http.Server
 	listener net.Listener
-	stopBase context.CancelFunc
 	stopPool context.CancelFunc
 	wg       sync.WaitGroup
 	workerID string
@@ -116,9 +115,9 @@ func (m *Main) Start(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
 	m.listener = ln
-	// Requests (and so event streams) hang off baseCtx, which Shutdown cancels.
-	baseCtx, stopBase := context.WithCancel(context.WithoutCancel(ctx))
-	m.stopBase = stopBase
+	// Requests do not end with ctx: Shutdown lets them finish, and stops
+	// the long-lived streams with their own signals.
+	baseCtx := context.WithoutCancel(ctx)
 	m.http = &http.Server{
 		Handler:           forRole(m.Config.Role, m.api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -162,20 +161,31 @@ func (m *Main) Start(ctx context.Context) error {
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.listener.Addr().String() }
 
-// Shutdown stops accepting requests, ends event streams, lets running turns
-// finish within the shutdown timeout (handing the rest back to the queue),
-// and closes the store.
+// Shutdown stops accepting requests (those that still arrive get a 503),
+// ends the job event streams, lets running requests, answers and turns
+// finish within the shutdown timeout (handing unfinished turns back to the
+// queue), then stops the answers still streaming, writes the assistant's
+// queued turns and closes the store.
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.api.Drain()
+	m.api.StopEventStreams()
 	if m.stopPool != nil {
 		m.stopPool()
 	}
-	m.stopBase()
-	ctx, cancel := context.WithTimeout(ctx, m.Config.ShutdownTimeout)
+	graceCtx, cancel := context.WithTimeout(ctx, m.Config.ShutdownTimeout)
 	defer cancel()
-	httpErr := m.http.Shutdown(ctx)
+	httpErr := m.http.Shutdown(graceCtx)
 	if httpErr != nil {
-		httpErr = fmt.Errorf("http shutdown: %w", errors.Join(httpErr, m.http.Close()))
+		// The grace is over: stop the answers still streaming (they tell
+		// their readers in-band) and give them a moment to end.
+		m.api.StopStreams()
+		endCtx, cancelEnd := context.WithTimeout(context.WithoutCancel(ctx), answerStopGrace)
+		defer cancelEnd()
+		if err := m.http.Shutdown(endCtx); err != nil {
+			httpErr = fmt.Errorf("http shutdown: requests still running after %s: %w", m.Config.ShutdownTimeout+answerStopGrace, errors.Join(err, m.http.Close()))
+		} else {
+			httpErr = nil
+		}
 	}
 	m.wg.Wait()
 	// Every answer has ended: store the turns still queued before the
@@ -187,6 +197,10 @@ func (m *Main) Shutdown(ctx context.Context) error {
 	m.Log.Info("docsmith stopped")
 	return err
 }
+
+// answerStopGrace is how long answers stopped at the end of the shutdown
+// timeout have to write their in-band error and end.
+const answerStopGrace = 2 * time.Second
 
 // agent is the real runner: the agent over git, the forges and the models.
 func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {

@@ -247,9 +247,14 @@ func writeText(st aisdk.Stream, t *Turn, pieces ...string) error {
 // or the stream is already closed.
 func (a *Answer) fail(ctx context.Context, st aisdk.Stream, t *Turn, err error) error {
 	t.Error = err.Error()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), ctx.Err()) {
 		t.Status = TurnCanceled
 		return nil //nolint:nilerr // the client left: nothing to report to it
+	}
+	if ctx.Err() != nil {
+		// The server stopped the answer (it shuts down): the client is
+		// still there and learns in-band that this answer ends here.
+		t.Error = fmt.Sprintf("%v: %v", context.Cause(ctx), err)
 	}
 	t.Status = TurnFailed
 	a.svc.log.ErrorContext(ctx, "assistant answer failed", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -49,11 +50,17 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := apperr.CodeOf(err)
-	status := statusOf[code]
 	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 		return // the client is gone; nobody reads a body
 	}
+	if s.draining.Load() && apperr.CodeOf(err) == apperr.Internal && (errors.Is(err, ErrShuttingDown) || errors.Is(err, context.Canceled)) {
+		// Work cut short by the shutdown is not the client's fault, nor
+		// an internal error: the client may retry on another process.
+		w.Header().Set("Connection", "close")
+		err = apperr.Wrap(err, apperr.Unavailable, "the server is shutting down; retry in a moment")
+	}
+	code := apperr.CodeOf(err)
+	status := statusOf[code]
 	if code == apperr.Internal {
 		s.Log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
 	} else if rec, ok := w.(*recorder); ok {
