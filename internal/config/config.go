@@ -23,26 +23,29 @@ import (
 
 // Config is the resolved configuration.
 type Config struct {
-	ConfigFile      string
-	DataDir         string
-	Addr            string
-	DatabaseURL     string // PostgreSQL instead of the SQLite file in DataDir
-	RedisURL        string // rate limits in Redis instead of the database
-	Role            string // api, worker or all
-	LogLevel        slog.Level
-	LogFormat       string
-	Demo            bool
-	Workers         int
-	TurnTimeout     time.Duration
-	TurnLease       time.Duration
-	TurnMaxAttempts int
-	QueuePoll       time.Duration
-	ShutdownTimeout time.Duration
-	MaxBodyBytes    int64
-	TrustedProxies  []netip.Prefix
-	Limits          Limits
-	Agent           Agent
-	Models          Models
+	ConfigFile  string
+	DataDir     string
+	Addr        string
+	DatabaseURL string // PostgreSQL instead of the SQLite file in DataDir
+	// AllowNewDatabase lets a data directory that lost its SQLite database
+	// start over with an empty one.
+	AllowNewDatabase bool
+	RedisURL         string // rate limits in Redis instead of the database
+	Role             string // api, worker or all
+	LogLevel         slog.Level
+	LogFormat        string
+	Demo             bool
+	Workers          int
+	TurnTimeout      time.Duration
+	TurnLease        time.Duration
+	TurnMaxAttempts  int
+	QueuePoll        time.Duration
+	ShutdownTimeout  time.Duration
+	MaxBodyBytes     int64
+	TrustedProxies   []netip.Prefix
+	Limits           Limits
+	Agent            Agent
+	Models           Models
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
@@ -115,6 +118,7 @@ func table() []option {
 			c.DatabaseURL = v
 			return nil
 		}},
+		{name: "allow_new_database", def: "false", common: true, desc: "start with an empty SQLite database in a data directory whose database is gone (deleted, or its volume not mounted); without it docsmith refuses to start there", set: boolean(func(c *Config) *bool { return &c.AllowNewDatabase })},
 		{name: "redis_url", def: "", secret: true, desc: "Redis URL (redis://host:6379/0) for rate limits shared by replicas; empty: limits in the database (or DOCSMITH_REDIS_URL_FILE)", set: func(c *Config, v string) error {
 			if v != "" && !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") && !strings.HasPrefix(v, "unix://") {
 				return errors.New("must be empty or a redis://, rediss:// or unix:// URL")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"syscall"
 
 	"github.com/docsmith/docsmith/internal/apperr"
 )
@@ -21,6 +22,8 @@ var statusOf = map[apperr.Code]int{
 	apperr.UnsupportedType:  http.StatusUnsupportedMediaType,
 	apperr.RateLimited:      http.StatusTooManyRequests,
 	apperr.Unavailable:      http.StatusServiceUnavailable,
+	apperr.BadGateway:       http.StatusBadGateway,
+	apperr.StorageFull:      http.StatusInsufficientStorage,
 	apperr.Internal:         http.StatusInternalServerError,
 }
 
@@ -59,11 +62,18 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Connection", "close")
 		err = apperr.Wrap(err, apperr.Unavailable, "the server is shutting down; retry in a moment")
 	}
+	if apperr.CodeOf(err) == apperr.Internal && errors.Is(err, syscall.ENOSPC) {
+		err = apperr.Wrap(err, apperr.StorageFull, "the server's disk is full: the request could not be completed; retry once an operator has freed space")
+	}
 	code := apperr.CodeOf(err)
 	status := statusOf[code]
-	if code == apperr.Internal {
+	switch code {
+	case apperr.Internal:
 		s.Log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
-	} else if rec, ok := w.(*recorder); ok {
+	case apperr.StorageFull:
+		s.Log.ErrorContext(r.Context(), "disk full", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if rec, ok := w.(*recorder); ok && code != apperr.Internal {
 		rec.errMessage = apperr.MessageOf(err)
 	}
 	writeJSON(w, status, errorBody{Error: apperr.MessageOf(err)})
