@@ -75,8 +75,8 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 	if cfg.DatabaseURL == "" {
 		local, err := sqlite.OpenWith(ctx, cfg.DataDir, sqlite.Options{AllowNew: cfg.AllowNewDatabase})
 		if errors.Is(err, sqlite.ErrDatabaseLost) {
-			return nil, fmt.Errorf("%w; restore %s from a backup (or mount the volume that holds it), "+
-				"or start with an empty database, losing every organization, key and job, with --allow-new-database (DOCSMITH_ALLOW_NEW_DATABASE=true)",
+			return nil, fmt.Errorf("%w; restore %s from a backup, "+
+				"or start with an empty database, losing every organization, key and job, with --allow-new-database=true (DOCSMITH_ALLOW_NEW_DATABASE=true)",
 				err, filepath.Join(cfg.DataDir, sqlite.FileName))
 		}
 		if err != nil {

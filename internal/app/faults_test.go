@@ -169,7 +169,7 @@ func TestLostDatabaseRefusesToStart(t *testing.T) {
 		_ = m.Shutdown(context.Background())
 		t.Fatal("started on a data directory that lost its database")
 	}
-	for _, want := range []string{dir, sqlite.FileName, "--allow-new-database", "DOCSMITH_ALLOW_NEW_DATABASE"} {
+	for _, want := range []string{dir, sqlite.FileName, "--allow-new-database=true", "DOCSMITH_ALLOW_NEW_DATABASE"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

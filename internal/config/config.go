@@ -118,7 +118,7 @@ func table() []option {
 			c.DatabaseURL = v
 			return nil
 		}},
-		{name: "allow_new_database", def: "false", common: true, desc: "start with an empty SQLite database in a data directory whose database is gone (deleted, or its volume not mounted); without it docsmith refuses to start there", set: boolean(func(c *Config) *bool { return &c.AllowNewDatabase })},
+		{name: "allow_new_database", def: "false", common: true, desc: "start with an empty SQLite database in a data directory whose database is gone (its docsmith-database.created marker is there but docsmith.db is not); without it docsmith refuses to start there", set: boolean(func(c *Config) *bool { return &c.AllowNewDatabase })},
 		{name: "redis_url", def: "", secret: true, desc: "Redis URL (redis://host:6379/0) for rate limits shared by replicas; empty: limits in the database (or DOCSMITH_REDIS_URL_FILE)", set: func(c *Config, v string) error {
 			if v != "" && !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") && !strings.HasPrefix(v, "unix://") {
 				return errors.New("must be empty or a redis://, rediss:// or unix:// URL")

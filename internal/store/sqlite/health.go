@@ -18,9 +18,10 @@ import (
 
 // MarkerName is the file written beside the database when it is created.
 // A data directory that has it but lacks the database has lost its
-// database (deleted, or a volume not mounted): Open refuses to start on
-// an empty one in its place unless told to.
-const MarkerName = "docsmith.db.created"
+// database (deleted, or moved away): Open refuses to start on an empty one
+// in its place unless told to. Its name does not start with FileName, so
+// that removing "docsmith.db*" (the database with its WAL) leaves it.
+const MarkerName = "docsmith-database.created"
 
 // ErrDatabaseLost: the data directory once held a database that is gone.
 var ErrDatabaseLost = errors.New("the data directory held a database that is gone")
