@@ -180,7 +180,7 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	areq, _ := http.NewRequest(http.MethodPost, s.base+"/discovery/v2/assistant/slow/message", bytes.NewReader(body))
 	areq.Header.Set("Authorization", "Bearer "+s.assistantA)
 	areq.Header.Set("Content-Type", "application/json")
-	aresp, err := client.Do(areq)
+	aresp, err := client.Do(areq) //nolint:bodyclose // closed below, after the reading goroutine
 	if err != nil {
 		t.Fatal(err)
 	}
