@@ -21,6 +21,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
@@ -42,10 +43,10 @@ type Main struct {
 	LookupEnv func(string) (string, bool)
 
 	backend  *Backend
+	turns    *assistant.TurnWriter
 	api      *httpapi.Server
 	http     *http.Server
 	listener net.Listener
-	stopBase context.CancelFunc
 	stopPool context.CancelFunc
 	wg       sync.WaitGroup
 	workerID string
@@ -84,10 +85,13 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Turns are written behind the answers, several per transaction; the
+	// writer outlives the HTTP server so that Shutdown can flush it.
+	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
-		Assistant: m.newAssistant(b.Index, b.Threads),
+		Assistant: m.newAssistant(b.Index, b.Threads, m.turns),
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
@@ -106,13 +110,14 @@ func (m *Main) Start(ctx context.Context) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", m.Config.Addr)
 	if err != nil {
+		_ = m.turns.Close(ctx)
 		_ = b.Close()
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
 	m.listener = ln
-	// Requests (and so event streams) hang off baseCtx, which Shutdown cancels.
-	baseCtx, stopBase := context.WithCancel(context.WithoutCancel(ctx))
-	m.stopBase = stopBase
+	// Requests do not end with ctx: Shutdown lets them finish, and stops
+	// the long-lived streams with their own signals.
+	baseCtx := context.WithoutCancel(ctx)
 	m.http = &http.Server{
 		Handler:           forRole(m.Config.Role, m.api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -160,26 +165,46 @@ func (m *Main) Start(ctx context.Context) error {
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.listener.Addr().String() }
 
-// Shutdown stops accepting requests, ends event streams, lets running turns
-// finish within the shutdown timeout (handing the rest back to the queue),
-// and closes the store.
+// Shutdown stops accepting requests (those that still arrive get a 503),
+// ends the job event streams, lets running requests, answers and turns
+// finish within the shutdown timeout (handing unfinished turns back to the
+// queue), then stops the answers still streaming, writes the assistant's
+// queued turns and closes the store.
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.api.Drain()
+	m.api.StopEventStreams()
 	if m.stopPool != nil {
 		m.stopPool()
 	}
-	m.stopBase()
-	ctx, cancel := context.WithTimeout(ctx, m.Config.ShutdownTimeout)
+	graceCtx, cancel := context.WithTimeout(ctx, m.Config.ShutdownTimeout)
 	defer cancel()
-	httpErr := m.http.Shutdown(ctx)
+	httpErr := m.http.Shutdown(graceCtx)
 	if httpErr != nil {
-		httpErr = fmt.Errorf("http shutdown: %w", errors.Join(httpErr, m.http.Close()))
+		// The grace is over: stop the answers still streaming (they tell
+		// their readers in-band) and give them a moment to end.
+		m.api.StopStreams()
+		endCtx, cancelEnd := context.WithTimeout(context.WithoutCancel(ctx), answerStopGrace)
+		defer cancelEnd()
+		if err := m.http.Shutdown(endCtx); err != nil {
+			httpErr = fmt.Errorf("http shutdown: requests still running after %s: %w", m.Config.ShutdownTimeout+answerStopGrace, errors.Join(err, m.http.Close()))
+		} else {
+			httpErr = nil
+		}
 	}
 	m.wg.Wait()
-	err := errors.Join(httpErr, m.backend.Close())
+	// Every answer has ended: store the turns still queued before the
+	// store closes.
+	flushCtx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), m.Config.ShutdownTimeout)
+	defer cancelFlush()
+	turnsErr := m.turns.Close(flushCtx)
+	err := errors.Join(httpErr, turnsErr, m.backend.Close())
 	m.Log.Info("docsmith stopped")
 	return err
 }
+
+// answerStopGrace is how long answers stopped at the end of the shutdown
+// timeout have to write their in-band error and end.
+const answerStopGrace = 2 * time.Second
 
 // agent is the real runner: the agent over git, the forges and the models.
 func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {

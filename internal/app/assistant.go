@@ -12,8 +12,8 @@ import (
 )
 
 // newAssistant is the assistant over the store's indexes and threads, with
-// the configured model providers.
-func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore) *assistant.Service {
+// the configured model providers; turns stores its answered turns.
+func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, turns assistant.TurnRecorder) *assistant.Service {
 	models := llm.Config{
 		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
 		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
@@ -25,6 +25,7 @@ func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore) *
 	return assistant.New(assistant.Config{
 		Index:     index,
 		Threads:   threads,
+		Turns:     turns,
 		OpenModel: func(name string) (llm.Model, error) { return llm.Open(name, models) },
 		Log:       m.Log,
 		Now:       m.Now,

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/ratelimit"
@@ -70,7 +73,12 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 	b := &Backend{Kind: BackendSQLite, Hub: agentjob.NewHub()}
 	redisPrefix := "{docsmith}:ratelimit:"
 	if cfg.DatabaseURL == "" {
-		local, err := sqlite.Open(ctx, cfg.DataDir)
+		local, err := sqlite.OpenWith(ctx, cfg.DataDir, sqlite.Options{AllowNew: cfg.AllowNewDatabase})
+		if errors.Is(err, sqlite.ErrDatabaseLost) {
+			return nil, fmt.Errorf("%w; restore %s from a backup, "+
+				"or start with an empty database, losing every organization, key and job, with --allow-new-database=true (DOCSMITH_ALLOW_NEW_DATABASE=true)",
+				err, filepath.Join(cfg.DataDir, sqlite.FileName))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
@@ -110,25 +118,45 @@ func (b *Backend) Start(ctx context.Context) {
 	b.wg.Go(func() { b.signals.Run(ctx) })
 }
 
-// Ping checks that every store answers; readiness fails otherwise.
+// Ping checks that every store answers and that the database can be
+// written; readiness fails otherwise, with an apperr Unavailable error
+// whose message names each store that failed and how.
 func (b *Backend) Ping(ctx context.Context) error {
 	// A pool whose connections are all busy must not hang the probe.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var errs []error
+	var problems []string
 	if b.Postgres != nil {
 		if err := b.Postgres.Ping(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("postgres: %w", err))
+			problems = append(problems, "the database (PostgreSQL) "+storeProblem(err, postgres.ErrWritesFail, postgres.IsDiskFull))
 		}
 	} else if err := b.Local.Ping(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: %w", err))
+		problems = append(problems, "the database (SQLite) "+storeProblem(err, sqlite.ErrWritesFail, sqlite.IsDiskFull))
 	}
 	if b.redis != nil {
 		if err := b.redis.Ping(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("redis: %w", err))
+			problems = append(problems, "Redis (rate limits) does not answer")
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return apperr.Wrap(errors.Join(errs...), apperr.Unavailable, "not ready: %s", strings.Join(problems, "; "))
+}
+
+// storeProblem says how a database failed its readiness check.
+func storeProblem(err, writesFail error, diskFull func(error) bool) string {
+	switch {
+	case diskFull(err):
+		return "cannot be written: its disk is full"
+	case errors.Is(err, writesFail):
+		return "answers but cannot be written (the server log has the cause)"
+	}
+	return "does not answer"
 }
 
 // Close stops the background work and closes every store.

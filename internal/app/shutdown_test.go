@@ -2,9 +2,11 @@ package app_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/llm/llmtest"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -137,4 +140,151 @@ func shutdownSeed(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return secret
+}
+
+// TestShutdownFinishesRequestsInFlight: a request whose body is still
+// arriving and an answer still streaming when Shutdown begins both finish
+// whole (not as an empty 200), a request that arrives during shutdown is
+// refused, and the answer's turn is stored.
+func TestShutdownFinishesRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	model := llmtest.NewOpenAIServer(t, llmtest.Turn{Text: []string{"Put patterns ", "in a ", ".ternignore ", "file [1]."}, ChunkDelay: 250 * time.Millisecond})
+	s := assistantSetup(t, "DOCSMITH_OPENAI_BASE_URL="+model.URL, "DOCSMITH_OPENAI_API_KEY=test-key", "DOCSMITH_SHUTDOWN_TIMEOUT=10s")
+	s.cli("domain", "create", "--org", orgA, "--domain", "slow", "--project", "tern", "--model", "openai/slow")
+	s.cli("index", "slow")
+	client := &http.Client{Transport: &http.Transport{}}
+
+	// A job whose body is half sent.
+	bodyR, bodyW := io.Pipe()
+	req, _ := http.NewRequest(http.MethodPost, s.base+jobsPath(projA), bodyR)
+	req.Header.Set("Authorization", "Bearer "+s.adminA)
+	req.Header.Set("Content-Type", "application/json")
+	req.ContentLength = -1
+	created := make(chan reply, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err != nil {
+			created <- reply{status: -1, body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		created <- reply{status: resp.StatusCode, header: resp.Header, body: b}
+	}()
+	if _, err := io.WriteString(bodyW, `{"prompt": "fix the `); err != nil {
+		t.Fatal(err)
+	}
+
+	// An answer that is streaming.
+	body, _ := json.Marshal(askBody("How do I exclude files from a sync?", ""))
+	areq, _ := http.NewRequest(http.MethodPost, s.base+"/discovery/v2/assistant/slow/message", bytes.NewReader(body))
+	areq.Header.Set("Authorization", "Bearer "+s.assistantA)
+	areq.Header.Set("Content-Type", "application/json")
+	aresp, err := client.Do(areq) //nolint:bodyclose // closed below, after the reading goroutine
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aresp.Body.Close()
+	thread := aresp.Header.Get("X-Thread-Id")
+	streamed := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(aresp.Body)
+		streamed <- string(b)
+	}()
+
+	m := s.main
+	s.main = nil
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- m.Shutdown(context.Background()) }()
+	time.Sleep(200 * time.Millisecond)
+
+	// A new request while shutting down is refused.
+	if resp, err := http.Get(s.base + "/readyz"); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"error"`) {
+			t.Errorf("a request during shutdown got %d %s, want 503 with a JSON error", resp.StatusCode, b)
+		}
+	} // or the listener is already closed: refused as well
+
+	if _, err := io.WriteString(bodyW, `typo"}`); err != nil {
+		t.Fatal(err)
+	}
+	_ = bodyW.Close()
+	r := <-created
+	var job struct {
+		ID string `json:"id"`
+	}
+	if r.status != http.StatusCreated || json.Unmarshal(r.body, &job) != nil || job.ID == "" {
+		t.Errorf("the job created during shutdown got %s, want 201 with the job", r)
+	}
+	text := <-streamed
+	if !strings.Contains(text, `"type":"finish"`) || !strings.Contains(text, ".ternignore") {
+		t.Errorf("the answer streaming during shutdown ended early:\n%s", text)
+	}
+	if err := <-shutdown; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+
+	store, err := sqlite.Open(t.Context(), s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	turns, err := store.RecentTurns(t.Context(), thread, 5)
+	if err != nil || len(turns) != 1 || turns[0].Status != "answered" {
+		t.Errorf("turns of the answer = %+v, %v; want one answered", turns, err)
+	}
+}
+
+// TestShutdownStopsAnswersAfterTheGrace: an answer still streaming when the
+// shutdown timeout ends is stopped with an in-band error, Shutdown returns
+// soon after, and the turn is stored as failed.
+func TestShutdownStopsAnswersAfterTheGrace(t *testing.T) {
+	t.Parallel()
+	model := llmtest.NewOpenAIServer(t, llmtest.Stall("Put patterns "))
+	s := assistantSetup(t, "DOCSMITH_OPENAI_BASE_URL="+model.URL, "DOCSMITH_OPENAI_API_KEY=test-key", "DOCSMITH_SHUTDOWN_TIMEOUT=500ms")
+	s.cli("domain", "create", "--org", orgA, "--domain", "stuck", "--project", "tern", "--model", "openai/stuck")
+	s.cli("index", "stuck")
+
+	body, _ := json.Marshal(askBody("How do I exclude files from a sync?", ""))
+	req, _ := http.NewRequest(http.MethodPost, s.base+"/discovery/v2/assistant/stuck/message", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.assistantA)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	thread := resp.Header.Get("X-Thread-Id")
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "text-delta") {
+	}
+
+	m := s.main
+	s.main = nil
+	start := time.Now()
+	if err := m.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("Shutdown took %s with a 500ms timeout", took)
+	}
+	var rest strings.Builder
+	for sc.Scan() {
+		rest.WriteString(sc.Text() + "\n")
+	}
+	if !strings.Contains(rest.String(), `"type":"error"`) {
+		t.Errorf("the stopped answer ended without an in-band error:\n%s", rest.String())
+	}
+
+	store, err := sqlite.Open(t.Context(), s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	turns, err := store.RecentTurns(t.Context(), thread, 5)
+	if err != nil || len(turns) != 1 || turns[0].Status != "failed" || !strings.Contains(turns[0].Error, "shutting down") {
+		t.Errorf("turns of the stopped answer = %+v, %v; want one failed by the shutdown", turns, err)
+	}
 }

@@ -22,6 +22,8 @@ const (
 	UnsupportedType  Code = "unsupported_media"  // 415
 	RateLimited      Code = "rate_limited"       // 429
 	Unavailable      Code = "unavailable"        // 503
+	BadGateway       Code = "bad_gateway"        // 502: a server we depend on (a git remote) failed
+	StorageFull      Code = "storage_full"       // 507: the disk under the database is full
 	Internal         Code = "internal"           // 500
 )
 

@@ -247,9 +247,14 @@ func writeText(st aisdk.Stream, t *Turn, pieces ...string) error {
 // or the stream is already closed.
 func (a *Answer) fail(ctx context.Context, st aisdk.Stream, t *Turn, err error) error {
 	t.Error = err.Error()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), ctx.Err()) {
 		t.Status = TurnCanceled
 		return nil //nolint:nilerr // the client left: nothing to report to it
+	}
+	if ctx.Err() != nil {
+		// The server stopped the answer (it shuts down): the client is
+		// still there and learns in-band that this answer ends here.
+		t.Error = fmt.Sprintf("%v: %v", context.Cause(ctx), err)
 	}
 	t.Status = TurnFailed
 	a.svc.log.ErrorContext(ctx, "assistant answer failed", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)
@@ -263,12 +268,15 @@ func (a *Answer) fail(ctx context.Context, st aisdk.Stream, t *Turn, err error) 
 	return nil
 }
 
-// record stores the turn, even when the request's context has ended.
+// record stores the turn, even when the request's context has ended: the
+// recorder retries a write that fails and never gives up on a timeout.
 func (a *Answer) record(ctx context.Context, t *Turn) {
 	t.TotalTime = time.Since(a.started)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if _, err := a.svc.threads.AddTurn(ctx, *t); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	switch err := a.svc.turns.Record(ctx, *t); {
+	case errors.Is(err, ErrTurnQueued):
+		a.svc.log.InfoContext(ctx, "assistant turn queued to be stored", "domain", a.domain.ID, "thread", a.Thread.ID)
+	case err != nil:
 		a.svc.log.ErrorContext(ctx, "store assistant turn", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)
 	}
 	a.svc.log.InfoContext(ctx, "assistant answer", "domain", a.domain.ID, "thread", a.Thread.ID, "continued", a.Continued,

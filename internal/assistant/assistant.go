@@ -118,6 +118,9 @@ func (r *Request) Question() string { return strings.TrimSpace(r.Messages[len(r.
 type Config struct {
 	Index   search.Index
 	Threads ThreadStore
+	// Turns stores finished turns (a TurnWriter); nil stores each one in
+	// Threads directly.
+	Turns TurnRecorder
 	// OpenModel opens a model by its PROVIDER/MODEL name (llm.Open with the
 	// configured providers).
 	OpenModel func(name string) (llm.Model, error)
@@ -137,6 +140,7 @@ type Service struct {
 	index     search.Index
 	retriever *search.Retriever
 	threads   ThreadStore
+	turns     TurnRecorder
 	openModel func(string) (llm.Model, error)
 	log       *slog.Logger
 	now       func() time.Time
@@ -153,6 +157,7 @@ func New(cfg Config) *Service {
 		index:     cfg.Index,
 		retriever: search.NewRetriever(cfg.Index),
 		threads:   cfg.Threads,
+		turns:     cfg.Turns,
 		openModel: cfg.OpenModel,
 		log:       cfg.Log,
 		now:       cfg.Now,
@@ -165,6 +170,9 @@ func New(cfg Config) *Service {
 	}
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+	}
+	if s.turns == nil {
+		s.turns = directRecorder{store: s.threads}
 	}
 	if s.heartbeat <= 0 {
 		s.heartbeat = DefaultHeartbeat

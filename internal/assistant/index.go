@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/docs"
@@ -114,8 +116,7 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 				return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, ctx.Err())
 			}
 			x.cfg.Log.WarnContext(ctx, "index: clone failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
-			return IndexResult{}, apperr.Wrap(err, apperr.Conflict,
-				"could not clone branch %q of the repository of project %s; check its repo, ref and token (the server log has git's message)", ref, p.ID)
+			return IndexResult{}, cloneError(err, p.ID, ref)
 		}
 		if res.Commit, err = repo.HeadSHA(ctx); err != nil {
 			return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
@@ -259,4 +260,46 @@ func credentials(p tenant.Project, lookupEnv func(string) (string, bool)) (*gitc
 		user = "oauth2"
 	}
 	return &gitcli.Credentials{Username: user, Password: token}, nil
+}
+
+// cloneError says why the repository of a project could not be cloned: a
+// repository or ref refused before git ran, or a branch the repository
+// does not have, is the project's configuration (409); git failing to
+// reach or fetch it is the repository's side (502, with what git reported,
+// which holds no credentials); a full disk here is ours (507).
+func cloneError(err error, project, ref string) error {
+	if errors.Is(err, gitcli.ErrInvalidArgument) {
+		return apperr.Wrap(err, apperr.Conflict,
+			"could not clone branch %q of the repository of project %s; check its repo, ref and token: %v", ref, project, err)
+	}
+	var ge *gitcli.Error
+	said := ""
+	if errors.As(err, &ge) {
+		said = ge.Stderr
+	}
+	if errors.Is(err, syscall.ENOSPC) || strings.Contains(said, "No space left on device") {
+		return apperr.Wrap(err, apperr.StorageFull, "the server's disk is full: the repository of project %s could not be cloned", project)
+	}
+	if strings.Contains(said, "Remote branch") && strings.Contains(said, "not found") {
+		// The repository answered: the domain's ref is the operator's to fix.
+		return apperr.Wrap(err, apperr.Conflict, "could not clone branch %q of the repository of project %s: the repository has no such branch", ref, project)
+	}
+	if said == "" {
+		said = "git did not finish (the server log has the cause)"
+	}
+	return apperr.Wrap(err, apperr.BadGateway,
+		"the repository of project %s could not be reached at branch %q; check that it is up and the project's repo, ref and token are right; git said: %s",
+		project, ref, clipLine(said, 400))
+}
+
+// clipLine joins s's lines and cuts it to at most n bytes.
+func clipLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
 }

@@ -80,6 +80,10 @@ type ThreadStore interface {
 	// AddTurn appends a turn to its thread, assigning Seq, and touches the
 	// thread's UpdatedAt. It returns the Seq assigned.
 	AddTurn(ctx context.Context, t Turn) (int, error)
+	// AddTurns adds several turns in one transaction, in order, as AddTurn
+	// would one by one: all of them or, with an error, none. It returns the
+	// Seq assigned to each.
+	AddTurns(ctx context.Context, turns []Turn) ([]int, error)
 	// RecentTurns returns the last limit turns of a thread, oldest first.
 	RecentTurns(ctx context.Context, threadID string, limit int) ([]Turn, error)
 }

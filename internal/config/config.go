@@ -23,26 +23,29 @@ import (
 
 // Config is the resolved configuration.
 type Config struct {
-	ConfigFile      string
-	DataDir         string
-	Addr            string
-	DatabaseURL     string // PostgreSQL instead of the SQLite file in DataDir
-	RedisURL        string // rate limits in Redis instead of the database
-	Role            string // api, worker or all
-	LogLevel        slog.Level
-	LogFormat       string
-	Demo            bool
-	Workers         int
-	TurnTimeout     time.Duration
-	TurnLease       time.Duration
-	TurnMaxAttempts int
-	QueuePoll       time.Duration
-	ShutdownTimeout time.Duration
-	MaxBodyBytes    int64
-	TrustedProxies  []netip.Prefix
-	Limits          Limits
-	Agent           Agent
-	Models          Models
+	ConfigFile  string
+	DataDir     string
+	Addr        string
+	DatabaseURL string // PostgreSQL instead of the SQLite file in DataDir
+	// AllowNewDatabase lets a data directory that lost its SQLite database
+	// start over with an empty one.
+	AllowNewDatabase bool
+	RedisURL         string // rate limits in Redis instead of the database
+	Role             string // api, worker or all
+	LogLevel         slog.Level
+	LogFormat        string
+	Demo             bool
+	Workers          int
+	TurnTimeout      time.Duration
+	TurnLease        time.Duration
+	TurnMaxAttempts  int
+	QueuePoll        time.Duration
+	ShutdownTimeout  time.Duration
+	MaxBodyBytes     int64
+	TrustedProxies   []netip.Prefix
+	Limits           Limits
+	Agent            Agent
+	Models           Models
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
@@ -115,6 +118,7 @@ func table() []option {
 			c.DatabaseURL = v
 			return nil
 		}},
+		{name: "allow_new_database", def: "false", common: true, desc: "start with an empty SQLite database in a data directory whose database is gone (its docsmith-database.created marker is there but docsmith.db is not); without it docsmith refuses to start there", set: boolean(func(c *Config) *bool { return &c.AllowNewDatabase })},
 		{name: "redis_url", def: "", secret: true, desc: "Redis URL (redis://host:6379/0) for rate limits shared by replicas; empty: limits in the database (or DOCSMITH_REDIS_URL_FILE)", set: func(c *Config, v string) error {
 			if v != "" && !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") && !strings.HasPrefix(v, "unix://") {
 				return errors.New("must be empty or a redis://, rediss:// or unix:// URL")
@@ -317,7 +321,7 @@ func (l *Loader) Load(lookupEnv func(string) (string, bool)) (Config, error) {
 			value, source = *f, "flag --"+o.flagName()
 		}
 		if err := o.set(&c, value); err != nil {
-			errs = append(errs, fmt.Errorf("%s (from %s) = %q: %w", o.name, source, value, err))
+			errs = append(errs, o.valueError(source, value, err))
 			continue
 		}
 		c.sources[o.name], c.raw[o.name] = source, value
@@ -326,6 +330,49 @@ func (l *Loader) Load(lookupEnv func(string) (string, bool)) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// mask stands for a secret value wherever one would be shown.
+const mask = "********"
+
+// display is a value as it may be shown: a secret one masked, keeping only
+// the scheme of a URL, which says what kind of value was given without
+// what is in it.
+func (o option) display(v string) string {
+	if !o.secret || v == "" {
+		return v
+	}
+	if scheme, _, ok := strings.Cut(v, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, "@:/") {
+		return scheme + "://" + mask
+	}
+	return mask
+}
+
+// valueError reports a value the option refused. A secret value never
+// appears in it, not even where the validator's own message repeats it.
+func (o option) valueError(source, value string, err error) error {
+	if !o.secret || value == "" {
+		return fmt.Errorf("%s (from %s) = %q: %w", o.name, source, value, err)
+	}
+	msg := err.Error()
+	for _, part := range secretParts(value) {
+		msg = strings.ReplaceAll(msg, part, mask)
+	}
+	return fmt.Errorf("%s (from %s) = %q (secret, masked): %s", o.name, source, o.display(value), msg)
+}
+
+// secretParts are the pieces of a secret value a message must not show:
+// the value, and for a URL its user information and password on their own
+// (a piece shorter than 4 bytes would mask letters of ordinary words).
+func secretParts(v string) []string {
+	parts := []string{v}
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		parts = append(parts, u.User.String())
+		if p, ok := u.User.Password(); ok && len(p) >= 4 {
+			parts = append(parts, p)
+		}
+	}
+	return parts
 }
 
 func flagSet(fs *flag.FlagSet, o option) bool {
@@ -379,11 +426,7 @@ func (c Config) show(w io.Writer, options []option) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OPTION\tVALUE\tSOURCE")
 	for _, o := range options {
-		v := c.raw[o.name]
-		if o.secret && v != "" {
-			v = "********"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", o.name, v, c.sources[o.name])
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", o.name, o.display(c.raw[o.name]), c.sources[o.name])
 	}
 	return tw.Flush()
 }

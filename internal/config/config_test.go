@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -138,4 +139,79 @@ func TestHelpListsEveryOption(t *testing.T) {
 			t.Errorf("help lacks %s / --%s", o.EnvName(), o.flagName())
 		}
 	}
+}
+
+// TestSecretValuesMaskedInErrors: a secret option's bad value never appears
+// in the error, whichever source it came from, and even when the
+// validator's own message repeats it; other options still show theirs.
+func TestSecretValuesMaskedInErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		secrets []string
+		want    []string
+	}{
+		{
+			name:    "database URL from the environment",
+			env:     map[string]string{"DOCSMITH_DATABASE_URL": "mysql://u:pass@h/db"},
+			secrets: []string{"pass", "u:pass"},
+			want:    []string{"database_url (from env DOCSMITH_DATABASE_URL)", `"mysql://********"`, "postgres://"},
+		},
+		{
+			name:    "database URL from a flag",
+			args:    []string{"--database-url", "postgre://admin:s3cr3t-pw@db.internal/prod"},
+			secrets: []string{"s3cr3t-pw", "db.internal"},
+			want:    []string{"database_url (from flag --database-url)", "secret, masked"},
+		},
+		{
+			name:    "redis URL without a scheme",
+			env:     map[string]string{"DOCSMITH_REDIS_URL": "hunter2@cache:6379"},
+			secrets: []string{"hunter2"},
+			want:    []string{"redis_url (from env DOCSMITH_REDIS_URL)", `"********"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := load(t, tt.args, tt.env)
+			if err == nil {
+				t.Fatal("bad value accepted")
+			}
+			for _, s := range tt.secrets {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("error shows the secret %q: %v", s, err)
+				}
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+
+	t.Run("a validator that repeats the value", func(t *testing.T) {
+		t.Parallel()
+		echo := func(c *Config, v string) error {
+			pw, _, _ := strings.Cut(strings.TrimPrefix(v, "https://me:"), "@")
+			return fmt.Errorf("cannot use %q (password %s)", v, pw)
+		}
+		l := &Loader{fs: flag.NewFlagSet("t", flag.ContinueOnError), flags: map[string]*string{}, file: new(string),
+			options: []option{{name: "token", secret: true, set: echo}, {name: "plain", set: echo}}}
+		_, err := l.Load(func(k string) (string, bool) {
+			v, ok := map[string]string{"DOCSMITH_TOKEN": "https://me:pa55word@example.test", "DOCSMITH_PLAIN": "visible"}[k]
+			return v, ok
+		})
+		if err == nil {
+			t.Fatal("bad value accepted")
+		}
+		if strings.Contains(err.Error(), "pa55word") || strings.Contains(err.Error(), "me:") {
+			t.Errorf("error shows the secret: %v", err)
+		}
+		if !strings.Contains(err.Error(), `plain (from env DOCSMITH_PLAIN) = "visible"`) {
+			t.Errorf("error hides a value that is not secret: %v", err)
+		}
+	})
 }

@@ -206,12 +206,14 @@ func (s *Server) assistantMessage(newStream func(http.ResponseWriter) aisdk.Stre
 		if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {
 			return err
 		}
-		answer, err := s.Assistant.Begin(r.Context(), d, req)
+		ctx, done := s.answerContext(r.Context())
+		defer done()
+		answer, err := s.Assistant.Begin(ctx, d, req)
 		if err != nil {
 			return err
 		}
 		w.Header().Set("X-Thread-Id", answer.Thread.ID)
-		return answer.Stream(r.Context(), newStream(w))
+		return answer.Stream(ctx, newStream(w))
 	}
 }
 

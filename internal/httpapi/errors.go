@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"syscall"
 
 	"github.com/docsmith/docsmith/internal/apperr"
 )
@@ -20,6 +22,8 @@ var statusOf = map[apperr.Code]int{
 	apperr.UnsupportedType:  http.StatusUnsupportedMediaType,
 	apperr.RateLimited:      http.StatusTooManyRequests,
 	apperr.Unavailable:      http.StatusServiceUnavailable,
+	apperr.BadGateway:       http.StatusBadGateway,
+	apperr.StorageFull:      http.StatusInsufficientStorage,
 	apperr.Internal:         http.StatusInternalServerError,
 }
 
@@ -49,14 +53,27 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := apperr.CodeOf(err)
-	status := statusOf[code]
 	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 		return // the client is gone; nobody reads a body
 	}
-	if code == apperr.Internal {
+	if s.draining.Load() && apperr.CodeOf(err) == apperr.Internal && (errors.Is(err, ErrShuttingDown) || errors.Is(err, context.Canceled)) {
+		// Work cut short by the shutdown is not the client's fault, nor
+		// an internal error: the client may retry on another process.
+		w.Header().Set("Connection", "close")
+		err = apperr.Wrap(err, apperr.Unavailable, "the server is shutting down; retry in a moment")
+	}
+	if apperr.CodeOf(err) == apperr.Internal && errors.Is(err, syscall.ENOSPC) {
+		err = apperr.Wrap(err, apperr.StorageFull, "the server's disk is full: the request could not be completed; retry once an operator has freed space")
+	}
+	code := apperr.CodeOf(err)
+	status := statusOf[code]
+	switch code {
+	case apperr.Internal:
 		s.Log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
-	} else if rec, ok := w.(*recorder); ok {
+	case apperr.StorageFull:
+		s.Log.ErrorContext(r.Context(), "disk full", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if rec, ok := w.(*recorder); ok && code != apperr.Internal {
 		rec.errMessage = apperr.MessageOf(err)
 	}
 	writeJSON(w, status, errorBody{Error: apperr.MessageOf(err)})

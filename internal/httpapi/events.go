@@ -76,6 +76,8 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.stopEvents:
+			return nil
 		case <-changed:
 		case <-time.After(s.EventPoll):
 		case <-heartbeat.C:

@@ -18,11 +18,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// readyz answers 200 only while the store answers and the server is not
-// shutting down.
+// readyz answers 200 only while the stores answer and can be written and
+// the server is not shutting down. Ready's own message, when it has one,
+// names what failed (the database or Redis).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Ready(r.Context()); err != nil {
-		return apperr.Wrap(err, apperr.Unavailable, "not ready: the database does not answer")
+		s.Log.WarnContext(r.Context(), "not ready", "err", err)
+		if apperr.Is(err, apperr.Unavailable) {
+			return err
+		}
+		return apperr.Wrap(err, apperr.Unavailable, "not ready: a store the server needs does not answer (the server log has the cause)")
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil

@@ -5,9 +5,11 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,11 +53,23 @@ type Indexer interface {
 	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
 }
 
+// ErrShuttingDown is why a stream the server stopped has ended.
+var ErrShuttingDown = errors.New("the server is shutting down")
+
 // Server serves the API.
 type Server struct {
 	Deps
 	metrics  *metrics
 	draining atomic.Bool
+
+	// Long-lived streams have their own stop signals, apart from the
+	// requests' contexts: event streams end as soon as shutdown begins
+	// (a client reconnects elsewhere with Last-Event-ID), answers are
+	// given the grace period and stopped only after it.
+	stopEvents     chan struct{}
+	stopEventsOnce sync.Once
+	answers        context.Context
+	stopAnswers    context.CancelCauseFunc
 }
 
 // New returns a Server.
@@ -66,11 +80,33 @@ func New(d Deps) *Server {
 	if d.EventHeartbeat == 0 {
 		d.EventHeartbeat = 15 * time.Second
 	}
-	return &Server{Deps: d, metrics: newMetrics(d.Registry)}
+	s := &Server{Deps: d, metrics: newMetrics(d.Registry), stopEvents: make(chan struct{})}
+	s.answers, s.stopAnswers = context.WithCancelCause(context.Background())
+	return s
 }
 
-// Drain makes new requests get 503 while the process shuts down.
+// Drain makes new requests get 503 while the process shuts down; requests
+// already running go on.
 func (s *Server) Drain() { s.draining.Store(true) }
+
+// StopEventStreams ends the job event streams.
+func (s *Server) StopEventStreams() { s.stopEventsOnce.Do(func() { close(s.stopEvents) }) }
+
+// StopStreams ends every stream: the event streams, and the assistant's
+// answers, which tell their readers in-band that the server stopped them.
+func (s *Server) StopStreams() {
+	s.StopEventStreams()
+	s.stopAnswers(ErrShuttingDown)
+}
+
+// answerContext is the context of one answer: it ends when the client goes
+// away or when StopStreams stops the answers, with ErrShuttingDown as its
+// cause.
+func (s *Server) answerContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.answers, func() { cancel(context.Cause(s.answers)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
 
 // Handler returns the whole API with its middleware.
 func (s *Server) Handler() http.Handler {

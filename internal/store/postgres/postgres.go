@@ -46,6 +46,7 @@ type Store struct {
 	schema  string // the schema the tables live in: the first of search_path
 	dbName  string
 	channel string // the LISTEN/NOTIFY channel of this schema's replicas
+	health  health
 }
 
 var (
@@ -126,11 +127,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
-	return s.pool.Ping(ctx)
-}
-
 // Name is the database and schema the store's tables live in, as the
 // server names them ("docsmith.public"): the same for every replica of a
 // deployment however it reaches the server.
@@ -208,7 +204,7 @@ func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 			s.log.Warn("postgres transaction retried", "attempt", attempt, "err", err)
 			continue
 		}
-		return err
+		return s.noteWrite(err)
 	}
 }
 

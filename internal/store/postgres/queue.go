@@ -90,7 +90,7 @@ func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE job_turns SET state = 'queued', attempts = $1, lease_owner = '', lease_until = NULL WHERE job_id = $2 AND seq = $3 AND state = 'running' AND lease_owner = $4 AND attempts = $5 AND NOT cancel_requested`,
 		c.Attempts-1, c.JobID, c.Seq, c.Worker, c.Attempts)
 	if err != nil {
-		return fmt.Errorf("requeue turn: %w", err)
+		return fmt.Errorf("requeue turn: %w", s.noteWrite(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return leaseLost(c)

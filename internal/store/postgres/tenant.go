@@ -16,6 +16,7 @@ import (
 
 func (s *Store) insert(ctx context.Context, what, id, query string, args ...any) error {
 	_, err := s.pool.Exec(ctx, query, args...)
+	err = s.noteWrite(err)
 	if isUniqueViolation(err) {
 		return apperr.New(apperr.Conflict, "%s %q already exists", what, id)
 	}
@@ -86,7 +87,7 @@ func (s *Store) CreateProject(ctx context.Context, p tenant.Project) error {
 func (s *Store) UpdateProject(ctx context.Context, p tenant.Project) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE projects SET repo_url = $1, base_ref = $2, forge_kind = $3, forge_url = $4, token_env = $5, token_file = $6, docs_root = $7, model = $8 WHERE id = $9 AND org_id = $10`,
 		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.ID, p.OrgID)
-	return updated(tag, err, "project", p.ID)
+	return updated(tag, s.noteWrite(err), "project", p.ID)
 }
 
 func scanProject(row pgx.Row) (tenant.Project, error) {
@@ -131,7 +132,7 @@ func (s *Store) CreateDomain(ctx context.Context, d tenant.Domain) error {
 func (s *Store) UpdateDomain(ctx context.Context, d tenant.Domain) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE domains SET project_id = $1, ref = $2, site_url = $3, model = $4, allowed_origins = $5, finish_thread_id = $6 WHERE id = $7 AND org_id = $8`,
 		d.ProjectID, d.Ref, d.SiteURL, d.Model, nonNil(d.AllowedOrigins), d.FinishThreadID, d.ID, d.OrgID)
-	return updated(tag, err, "domain", d.ID)
+	return updated(tag, s.noteWrite(err), "domain", d.ID)
 }
 
 func scanDomain(row pgx.Row) (tenant.Domain, error) {
@@ -206,5 +207,5 @@ func (s *Store) ListKeys(ctx context.Context, orgID string) ([]tenant.Key, error
 // RevokeKey marks a key of the organization revoked.
 func (s *Store) RevokeKey(ctx context.Context, orgID, id string, at time.Time) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 AND org_id = $3`, at, id, orgID)
-	return updated(tag, err, "key", id)
+	return updated(tag, s.noteWrite(err), "key", id)
 }

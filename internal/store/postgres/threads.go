@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,41 +34,68 @@ func (s *Store) GetThread(ctx context.Context, id string) (assistant.Thread, err
 }
 
 // AddTurn appends a turn to its thread under the next sequence number and
-// touches the thread. The thread's row is locked first, so turns added at
-// once get distinct numbers.
+// touches the thread.
 func (s *Store) AddTurn(ctx context.Context, t assistant.Turn) (int, error) {
-	sources := t.Sources
-	if sources == nil {
-		sources = []assistant.TurnSource{}
-	}
-	srcJSON, err := json.Marshal(sources)
+	seqs, err := s.AddTurns(ctx, []assistant.Turn{t})
 	if err != nil {
-		return 0, fmt.Errorf("encode turn sources: %w", err)
+		return 0, err
 	}
-	var seq int
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE threads SET updated_at = $1 WHERE id = $2`, utc(t.CreatedAt), t.ThreadID)
-		if err := updated(tag, err, "thread", t.ThreadID); err != nil {
-			return err
+	return seqs[0], nil
+}
+
+// AddTurns appends turns in one transaction, in order, each under the next
+// sequence number of its thread: all are stored or none. The threads' rows
+// are locked first, in the order of their ids, so turns added at once by
+// several processes get distinct numbers without deadlocking.
+func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, error) {
+	sources := make([]string, len(turns))
+	var threads []string
+	for i, t := range turns {
+		src := t.Sources
+		if src == nil {
+			src = []assistant.TurnSource{}
 		}
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = $1`, t.ThreadID).Scan(&seq); err != nil {
-			return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
+		b, err := json.Marshal(src)
+		if err != nil {
+			return nil, fmt.Errorf("encode sources of a turn of thread %s: %w", t.ThreadID, err)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
+		sources[i] = string(b)
+		threads = append(threads, t.ThreadID)
+	}
+	slices.Sort(threads)
+	threads = slices.Compact(threads)
+	seqs := make([]int, len(turns))
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		for _, id := range threads {
+			var locked string
+			err := tx.QueryRow(ctx, `SELECT id FROM threads WHERE id = $1 FOR UPDATE`, id).Scan(&locked)
+			if err != nil {
+				return notFoundOr(err, "thread", id)
+			}
+		}
+		for i, t := range turns {
+			if _, err := tx.Exec(ctx, `UPDATE threads SET updated_at = $1 WHERE id = $2`, utc(t.CreatedAt), t.ThreadID); err != nil {
+				return fmt.Errorf("touch thread %s: %w", t.ThreadID, err)
+			}
+			if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = $1`, t.ThreadID).Scan(&seqs[i]); err != nil {
+				return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-			t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, string(srcJSON), t.Model, t.Status, t.Error,
-			t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
-			utc(t.CreatedAt))
-		if err != nil {
-			return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+				t.ThreadID, seqs[i], t.MessageID, t.FP, t.Question, t.Answer, sources[i], t.Model, t.Status, t.Error,
+				t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
+				utc(t.CreatedAt))
+			if err != nil {
+				return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return seq, nil
+	return seqs, nil
 }
 
 // RecentTurns returns a thread's last limit turns, oldest first.

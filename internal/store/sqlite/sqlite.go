@@ -31,8 +31,9 @@ var migrations embed.FS
 
 // Store is the SQLite store. It satisfies every store interface.
 type Store struct {
-	write *sql.DB
-	read  *sql.DB
+	write  *sql.DB
+	read   *sql.DB
+	health health
 }
 
 var (
@@ -44,13 +45,30 @@ var (
 // FileName is the database file inside the data directory.
 const FileName = "docsmith.db"
 
+// Options tune Open.
+type Options struct {
+	// AllowNew creates an empty database in a data directory that has
+	// lost its own (see MarkerName) instead of refusing it.
+	AllowNew bool
+}
+
 // Open opens (creating if needed) the database in dir and brings its schema
-// up to date.
+// up to date. It refuses, with ErrDatabaseLost, a directory whose database
+// is gone.
 func Open(ctx context.Context, dir string) (*Store, error) {
+	return OpenWith(ctx, dir, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
+	marker := filepath.Join(dir, MarkerName)
+	if err := checkMarker(dir, path, marker, opts.AllowNew); err != nil {
+		return nil, err
+	}
 	// busy_timeout must come first: setting WAL mode itself can meet a lock.
 	pragmas := []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", "temp_store(MEMORY)"}
 	q := url.Values{}
@@ -72,6 +90,10 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		_ = write.Close()
 		return nil, err
 	}
+	if err := writeMarker(marker, opts.AllowNew); err != nil {
+		_ = write.Close()
+		return nil, err
+	}
 	read, err := sql.Open("sqlite", readDSN)
 	if err != nil {
 		_ = write.Close()
@@ -85,11 +107,6 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 // Close closes both pools.
 func (s *Store) Close() error {
 	return errors.Join(s.read.Close(), s.write.Close())
-}
-
-// Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
-	return s.read.PingContext(ctx)
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -132,18 +149,19 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// writeTx runs fn in an immediate transaction on the single write connection.
+// writeTx runs fn in an immediate transaction on the single write
+// connection, noting in the store's health a write that failed.
 func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return s.noteWrite(fmt.Errorf("begin: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.noteWrite(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return s.noteWrite(fmt.Errorf("commit: %w", err))
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func (s *Store) insert(ctx context.Context, what, id, query string, args ...any) error {
-	_, err := s.write.ExecContext(ctx, query, args...)
+	_, err := s.exec(ctx, query, args...)
 	if isUniqueViolation(err) {
 		return apperr.New(apperr.Conflict, "%s %q already exists", what, id)
 	}
@@ -76,7 +76,7 @@ func (s *Store) CreateProject(ctx context.Context, p tenant.Project) error {
 
 // UpdateProject changes a project's settings; its id and org stay.
 func (s *Store) UpdateProject(ctx context.Context, p tenant.Project) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE projects SET repo_url = ?, base_ref = ?, forge_kind = ?, forge_url = ?, token_env = ?, token_file = ?, docs_root = ?, model = ? WHERE id = ? AND org_id = ?`,
+	res, err := s.exec(ctx, `UPDATE projects SET repo_url = ?, base_ref = ?, forge_kind = ?, forge_url = ?, token_env = ?, token_file = ?, docs_root = ?, model = ? WHERE id = ? AND org_id = ?`,
 		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.ID, p.OrgID)
 	return updated(res, err, "project", p.ID)
 }
@@ -147,7 +147,7 @@ func (s *Store) UpdateDomain(ctx context.Context, d tenant.Domain) error {
 	if err != nil {
 		return fmt.Errorf("encode origins: %w", err)
 	}
-	res, err := s.write.ExecContext(ctx, `UPDATE domains SET project_id = ?, ref = ?, site_url = ?, model = ?, allowed_origins = ?, finish_thread_id = ? WHERE id = ? AND org_id = ?`,
+	res, err := s.exec(ctx, `UPDATE domains SET project_id = ?, ref = ?, site_url = ?, model = ?, allowed_origins = ?, finish_thread_id = ? WHERE id = ? AND org_id = ?`,
 		d.ProjectID, d.Ref, d.SiteURL, d.Model, string(origins), d.FinishThreadID, d.ID, d.OrgID)
 	return updated(res, err, "domain", d.ID)
 }
@@ -249,6 +249,6 @@ func (s *Store) ListKeys(ctx context.Context, orgID string) ([]tenant.Key, error
 
 // RevokeKey marks a key of the organization revoked.
 func (s *Store) RevokeKey(ctx context.Context, orgID, id string, at time.Time) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND org_id = ?`, toMicros(at), id, orgID)
+	res, err := s.exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND org_id = ?`, toMicros(at), id, orgID)
 	return updated(res, err, "key", id)
 }

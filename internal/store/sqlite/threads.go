@@ -35,38 +35,54 @@ func (s *Store) GetThread(ctx context.Context, id string) (assistant.Thread, err
 // AddTurn appends a turn to its thread under the next sequence number and
 // touches the thread.
 func (s *Store) AddTurn(ctx context.Context, t assistant.Turn) (int, error) {
-	sources := t.Sources
-	if sources == nil {
-		sources = []assistant.TurnSource{}
-	}
-	srcJSON, err := json.Marshal(sources)
+	seqs, err := s.AddTurns(ctx, []assistant.Turn{t})
 	if err != nil {
-		return 0, fmt.Errorf("encode turn sources: %w", err)
+		return 0, err
 	}
-	var seq int
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = ?`, t.ThreadID).Scan(&seq); err != nil {
-			return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
+	return seqs[0], nil
+}
+
+// AddTurns appends turns in one transaction, in order, each under the next
+// sequence number of its thread: all are stored or none.
+func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, error) {
+	sources := make([]string, len(turns))
+	for i, t := range turns {
+		src := t.Sources
+		if src == nil {
+			src = []assistant.TurnSource{}
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, toMicros(t.CreatedAt), t.ThreadID)
-		if err := updated(res, err, "thread", t.ThreadID); err != nil {
-			return err
+		b, err := json.Marshal(src)
+		if err != nil {
+			return nil, fmt.Errorf("encode sources of a turn of thread %s: %w", t.ThreadID, err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
+		sources[i] = string(b)
+	}
+	seqs := make([]int, len(turns))
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		for i, t := range turns {
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = ?`, t.ThreadID).Scan(&seqs[i]); err != nil {
+				return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ? WHERE id = ?`, toMicros(t.CreatedAt), t.ThreadID)
+			if err := updated(res, err, "thread", t.ThreadID); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, string(srcJSON), t.Model, t.Status, t.Error,
-			t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
-			toMicros(t.CreatedAt))
-		if err != nil {
-			return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+				t.ThreadID, seqs[i], t.MessageID, t.FP, t.Question, t.Answer, sources[i], t.Model, t.Status, t.Error,
+				t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
+				toMicros(t.CreatedAt))
+			if err != nil {
+				return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return seq, nil
+	return seqs, nil
 }
 
 // RecentTurns returns a thread's last limit turns, oldest first.

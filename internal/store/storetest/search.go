@@ -445,6 +445,26 @@ func testThreads(t *testing.T, s Store) {
 	_, err = s.AddTurn(ctx, assistant.Turn{ThreadID: "thr_nope", MessageID: "m", FP: "x", Question: "q", Model: "m", Status: assistant.TurnAnswered, CreatedAt: t0})
 	wantCode(t, err, apperr.NotFound, "AddTurn to an unknown thread")
 
+	// A batch is all or nothing: a turn of an unknown thread stores none.
+	must(t, s.CreateThread(ctx, assistant.Thread{ID: "thr_3", Domain: "docs.example", OrgID: "acme", FP: "u1", CreatedAt: t0, UpdatedAt: t0}), "CreateThread 3")
+	other := assistant.Turn{ThreadID: "thr_3", MessageID: "msg_b", FP: "u1", Question: "q", Model: "builtin", Status: assistant.TurnAnswered, CreatedAt: t0}
+	_, err = s.AddTurns(ctx, []assistant.Turn{other, {ThreadID: "thr_nope", MessageID: "m", FP: "x", Question: "q", Model: "m", Status: assistant.TurnAnswered, CreatedAt: t0}})
+	wantCode(t, err, apperr.NotFound, "AddTurns with a turn of an unknown thread")
+	if turns, err := s.RecentTurns(ctx, "thr_3", 5); err != nil || len(turns) != 0 {
+		t.Errorf("a failed batch left turns behind: %v, %v", turns, err)
+	}
+	// Turns of several threads in one batch keep their order per thread.
+	b1, b2 := other, other
+	b2.MessageID = "msg_c"
+	seqs, err := s.AddTurns(ctx, []assistant.Turn{b1, b2})
+	must(t, err, "AddTurns")
+	if !slices.Equal(seqs, []int{1, 2}) {
+		t.Errorf("AddTurns seqs = %v, want [1 2]", seqs)
+	}
+	if turns, err := s.RecentTurns(ctx, "thr_3", 5); err != nil || len(turns) != 2 || turns[0].MessageID != "msg_b" || turns[1].MessageID != "msg_c" {
+		t.Errorf("RecentTurns after a batch: %+v, %v", turns, err)
+	}
+
 	got, err = s.GetThread(ctx, "thr_1")
 	must(t, err, "GetThread")
 	sameTime(t, "updated", got.UpdatedAt, t0.Add(time.Duration(4)*time.Minute))

@@ -1,0 +1,50 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+)
+
+// TestWriteFaults: PostgreSQL's disk_full (53100) becomes a StorageFull
+// error and marks the store unhealthy; other resource and I/O failures mark
+// it without the full-disk message; a refused value does neither.
+func TestWriteFaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		err      error
+		fault    bool
+		diskFull bool
+	}{
+		{"disk full", &pgconn.PgError{Code: "53100", Message: "could not extend file: No space left on device"}, true, true},
+		{"ENOSPC from the client side", fmt.Errorf("write: %w", syscall.ENOSPC), true, true},
+		{"out of memory", &pgconn.PgError{Code: "53200"}, true, false},
+		{"I/O error", &pgconn.PgError{Code: "58030"}, true, false},
+		{"read-only server", &pgconn.PgError{Code: "25006"}, true, false},
+		{"unique violation", &pgconn.PgError{Code: "23505"}, false, false},
+		{"serialization failure", &pgconn.PgError{Code: "40001"}, false, false},
+		{"plain error", errors.New("boom"), false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := &Store{}
+			err := s.noteWrite(fmt.Errorf("insert org: %w", tt.err))
+			if got := s.health.get() != nil; got != tt.fault {
+				t.Errorf("unhealthy = %v, want %v", got, tt.fault)
+			}
+			if got := apperr.Is(err, apperr.StorageFull); got != tt.diskFull {
+				t.Errorf("StorageFull = %v (%v), want %v", got, err, tt.diskFull)
+			}
+			if !errors.Is(err, tt.err) {
+				t.Errorf("the cause is lost: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// TestLostDatabaseIsRefused: a data directory whose database was created
+// here and then deleted is refused, not silently replaced by an empty one;
+// AllowNew starts over; a directory from before the marker existed gets one.
+func TestLostDatabaseIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateOrg(ctx, tenant.Org{ID: "acme", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, MarkerName)); err != nil {
+		t.Fatalf("no marker beside a new database: %v", err)
+	}
+	// Reopening the same database is fine.
+	s, err = Open(ctx, dir)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	_ = s.Close()
+
+	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm"} {
+		_ = os.Remove(filepath.Join(dir, name))
+	}
+	if _, err := Open(ctx, dir); !errors.Is(err, ErrDatabaseLost) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("Open after the database was deleted = %v, want ErrDatabaseLost naming the directory", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused Open created a database anyway: %v", err)
+	}
+	s, err = OpenWith(ctx, dir, Options{AllowNew: true})
+	if err != nil {
+		t.Fatalf("Open with AllowNew: %v", err)
+	}
+	if _, err := s.GetOrg(ctx, "acme"); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("the new database is not empty: %v", err)
+	}
+	_ = s.Close()
+
+	// A database from before the marker: Open adds the marker.
+	old := t.TempDir()
+	s, err = Open(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if err := os.Remove(filepath.Join(old, MarkerName)); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if _, err := os.Stat(filepath.Join(old, MarkerName)); err != nil {
+		t.Errorf("no marker added beside an existing database: %v", err)
+	}
+}
+
+// TestFullDatabaseSaysSo: a store whose writes fail with SQLITE_FULL (its
+// page count capped, as a full disk would) answers writes with a
+// StorageFull error whose message says the disk is full.
+func TestFullDatabaseSaysSo(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var pages int
+	if err := s.write.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.write.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.Itoa(pages)); err != nil {
+		t.Fatal(err)
+	}
+	var werr error
+	for i := range 1000 {
+		werr = s.CreateOrg(ctx, tenant.Org{ID: "org-" + strconv.Itoa(i) + strings.Repeat("x", 200), CreatedAt: time.Now()})
+		if werr != nil {
+			break
+		}
+	}
+	if !apperr.Is(werr, apperr.StorageFull) || !IsDiskFull(werr) {
+		t.Fatalf("a write to a full database = %v, want a StorageFull error", werr)
+	}
+	if !strings.Contains(apperr.MessageOf(werr), "disk is full") {
+		t.Errorf("message %q does not say the disk is full", apperr.MessageOf(werr))
+	}
+	if s.health.get() == nil {
+		t.Error("the failed write left the store's health as it was")
+	}
+}
+
+// TestReadinessFalseWhileWritesFail: after a write fails for a reason of
+// the store's own, Ping fails while a probe write still fails, and passes
+// once one succeeds.
+func TestReadinessFalseWhileWritesFail(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping of a healthy store: %v", err)
+	}
+	// The write connection refuses writes, as a file gone read-only would.
+	if _, err := s.write.ExecContext(ctx, `PRAGMA query_only = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateOrg(ctx, tenant.Org{ID: "acme", CreatedAt: time.Now()}); err == nil {
+		t.Fatal("a write succeeded on a read-only connection")
+	}
+	if err := s.Ping(ctx); !errors.Is(err, ErrWritesFail) || IsDiskFull(err) {
+		t.Fatalf("Ping while writes fail = %v, want ErrWritesFail (not a full disk)", err)
+	}
+	if _, err := s.write.ExecContext(ctx, `PRAGMA query_only = 0`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping once writes succeed again: %v", err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping after recovery: %v", err)
+	}
+}
