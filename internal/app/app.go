@@ -75,7 +75,7 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	m.backend = b
 	tenants := tenant.NewService(b.Tenants, m.Now)
-	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, m.LookupEnv, m.Log)
+	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
 		if err := createDemo(ctx, tenants, git, indexer, m.Config, m.Out); err != nil {
 			_ = b.Close()
@@ -86,7 +86,7 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	assistantSvc := m.newAssistant(b.Index, b.Threads)
+	assistantSvc := m.newAssistant(b.Index, b.Threads, b.Catalogs)
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
