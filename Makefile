@@ -96,6 +96,10 @@ bench-assistant: ## Index build, retrieval latency, and 100 concurrent assistant
 	$(GO) test ./internal/store/sqlite -run '^$$' -bench 'BenchmarkSearch' -benchtime 3x
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench AssistantStreams -benchtime 500x
 
+.PHONY: bench-mcp
+bench-mcp: ## MCP search latency (p50, p99) from the Go SDK client to a running server, on a large docs site
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench MCPSearch -benchtime 2000x
+
 $(GOLANGCI_LINT):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 
