@@ -60,7 +60,7 @@ func exportLLMsTxt(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return fmt.Errorf("open the output directory: %w", err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	for _, f := range []struct {
 		name string
 		body []byte
