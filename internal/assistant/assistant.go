@@ -281,5 +281,9 @@ func (s *Service) Catalog(ctx context.Context, d tenant.Domain) (search.SiteCata
 	if err != nil {
 		return search.SiteCatalog{}, fmt.Errorf("catalog of %s: %w", d.ID, err)
 	}
+	// Links as citations give them, with the domain's site URL of now.
+	for i, p := range c.Pages {
+		c.Pages[i].URL = citeURL(d.SiteURL, p.Path, "")
+	}
 	return c, nil
 }

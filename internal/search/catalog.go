@@ -36,9 +36,8 @@ type CatalogPage struct {
 func (p CatalogPage) Public() bool { return len(p.Groups) == 0 }
 
 // Catalog lists the pages Chunks indexes, in navigation order, with the
-// titles, links and access groups their chunks carry.
+// titles and access groups their chunks carry and their PageURL.
 func Catalog(site *docs.Site, siteURL string) SiteCatalog {
-	base := strings.TrimRight(siteURL, "/")
 	c := SiteCatalog{Pages: []CatalogPage{}}
 	if name, ok := site.Config["name"].(string); ok {
 		c.Name = strings.TrimSpace(name)
@@ -54,7 +53,7 @@ func Catalog(site *docs.Site, siteURL string) SiteCatalog {
 		c.Pages = append(c.Pages, CatalogPage{
 			Path:        p.Path,
 			Title:       pageTitle(p),
-			URL:         base + "/" + p.Path,
+			URL:         PageURL(siteURL, p.Path),
 			Description: strings.Join(strings.Fields(p.Description), " "),
 			Section:     np.Breadcrumb,
 			Version:     np.Version,
@@ -63,4 +62,18 @@ func Catalog(site *docs.Site, siteURL string) SiteCatalog {
 		})
 	}
 	return c
+}
+
+// PageURL is the address of a page of the site at siteURL: the site's URL
+// and the page's path, where an "index" page is its folder's address (a
+// site's home page is siteURL + "/").
+func PageURL(siteURL, pagePath string) string {
+	p := strings.TrimPrefix(pagePath, "/")
+	switch {
+	case p == "index":
+		p = ""
+	case strings.HasSuffix(p, "/index"):
+		p = strings.TrimSuffix(p, "/index")
+	}
+	return strings.TrimRight(siteURL, "/") + "/" + p
 }
