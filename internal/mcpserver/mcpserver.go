@@ -52,10 +52,13 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{docs: docs, log: log}
+	// The SDK logs every stateless request's session at Info; the request
+	// log already has them, so it gets warnings and errors only.
+	sdkLog := slog.New(minLevel{Handler: log.Handler(), min: slog.LevelWarn})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "docsmith", Title: "docsmith docs", Version: version}, &mcp.ServerOptions{
 		Instructions: "Search this documentation site with the search tool, then read a whole page with get_page " +
 			"(its path as search returns it). Cite pages by their URL.",
-		Logger: log,
+		Logger: sdkLog,
 	})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ToolSearch,
@@ -81,7 +84,7 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 		// between requests; the tools need no session.
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       log,
+		Logger:       sdkLog,
 		// Every request carries an assistant key, which a page rebinding
 		// a name to 127.0.0.1 does not have; and docsmith usually sits on
 		// loopback behind a proxy that sends the public Host.
@@ -244,4 +247,22 @@ func (s *Server) toolError(ctx context.Context, what string, err error) error {
 		return errors.New("the docs could not be read this time; try again in a moment")
 	}
 	return errors.New(apperr.MessageOf(err))
+}
+
+// minLevel passes on the records of at least min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(attrs), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
 }

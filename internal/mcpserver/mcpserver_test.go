@@ -1,8 +1,10 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -65,5 +67,28 @@ func TestToolsSeeTheDomainAndHideInternalErrors(t *testing.T) {
 	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: mcpserver.ToolGetPage, Arguments: map[string]any{"path": "a/b"}})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `page "a/b" not found in the docs of acme-docs`) {
 		t.Errorf("get_page: %v %+v", err, res)
+	}
+}
+
+func TestSDKInfoLogsStayOut(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := mcpserver.New(brokenDocs{domains: make(chan string, 4)}, log, "test")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"})
+	}))
+	t.Cleanup(ts.Close)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "level=INFO") {
+		t.Errorf("the SDK logged per-request information:\n%s", buf.String())
 	}
 }
