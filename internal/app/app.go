@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
 	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -74,7 +76,7 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	m.backend = b
 	tenants := tenant.NewService(b.Tenants, m.Now)
-	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, m.LookupEnv, m.Log)
+	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
 		if err := createDemo(ctx, tenants, git, indexer, m.Config, m.Out); err != nil {
 			_ = b.Close()
@@ -88,10 +90,12 @@ func (m *Main) Start(ctx context.Context) error {
 	// Turns are written behind the answers, several per transaction; the
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
+	assistantSvc := m.newAssistant(b.Index, b.Threads, m.turns, b.Catalogs)
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
-		Assistant: m.newAssistant(b.Index, b.Threads, m.turns),
+		Assistant: assistantSvc,
+		MCP:       mcpserver.New(assistantSvc, m.Log, buildVersion()),
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
@@ -238,4 +242,13 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 		Log: m.Log,
 		Now: m.Now,
 	})
+}
+
+// buildVersion is the main module's version as the Go toolchain stamped it
+// ("(devel)" for a build from a work tree).
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
 }

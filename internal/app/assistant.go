@@ -11,9 +11,10 @@ import (
 	"github.com/docsmith/docsmith/internal/search"
 )
 
-// newAssistant is the assistant over the store's indexes and threads, with
-// the configured model providers; turns stores its answered turns.
-func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, turns assistant.TurnRecorder) *assistant.Service {
+// newAssistant is the assistant over the store's indexes, threads and page
+// catalogs, with the configured model providers; turns stores its answered
+// turns.
+func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, turns assistant.TurnRecorder, catalogs assistant.CatalogStore) *assistant.Service {
 	models := llm.Config{
 		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
 		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
@@ -26,6 +27,7 @@ func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, t
 		Index:     index,
 		Threads:   threads,
 		Turns:     turns,
+		Catalogs:  catalogs,
 		OpenModel: func(name string) (llm.Model, error) { return llm.Open(name, models) },
 		Log:       m.Log,
 		Now:       m.Now,
@@ -35,11 +37,12 @@ func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, t
 // NewIndexer returns the indexer of a server and of 'docsmith index': it
 // finds projects in projects and writes index; its short-lived clones go to
 // DATA_DIR/index-work, and it reads the tokens projects name with lookupEnv.
-func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectStore, index search.Index, lookupEnv func(string) (string, bool), log *slog.Logger) *assistant.Indexer {
+func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectStore, index search.Index, catalogs assistant.CatalogStore, lookupEnv func(string) (string, bool), log *slog.Logger) *assistant.Indexer {
 	return assistant.NewIndexer(assistant.IndexerConfig{
 		Git:       git,
 		Projects:  projects,
 		Index:     index,
+		Catalogs:  catalogs,
 		WorkDir:   filepath.Join(cfg.DataDir, "index-work"),
 		LookupEnv: lookupEnv,
 		Log:       log,

@@ -121,6 +121,9 @@ type Config struct {
 	// Turns stores finished turns (a TurnWriter); nil stores each one in
 	// Threads directly.
 	Turns TurnRecorder
+	// Catalogs holds the domains' page catalogs (for Catalog); nil serves
+	// none.
+	Catalogs CatalogStore
 	// OpenModel opens a model by its PROVIDER/MODEL name (llm.Open with the
 	// configured providers).
 	OpenModel func(name string) (llm.Model, error)
@@ -141,6 +144,7 @@ type Service struct {
 	retriever *search.Retriever
 	threads   ThreadStore
 	turns     TurnRecorder
+	catalogs  CatalogStore
 	openModel func(string) (llm.Model, error)
 	log       *slog.Logger
 	now       func() time.Time
@@ -158,6 +162,7 @@ func New(cfg Config) *Service {
 		retriever: search.NewRetriever(cfg.Index),
 		threads:   cfg.Threads,
 		turns:     cfg.Turns,
+		catalogs:  cfg.Catalogs,
 		openModel: cfg.OpenModel,
 		log:       cfg.Log,
 		now:       cfg.Now,
@@ -260,4 +265,33 @@ func (s *Service) Page(ctx context.Context, d tenant.Domain, path string, groups
 		return search.PageText{}, fmt.Errorf("page %s of %s: %w", p, d.ID, err)
 	}
 	return pt, nil
+}
+
+// CatalogStore keeps each domain's page catalog, written by each index
+// build. GetCatalog returns an apperr NotFound error for a domain that has
+// none.
+type CatalogStore interface {
+	PutCatalog(ctx context.Context, domain string, c search.SiteCatalog) error
+	GetCatalog(ctx context.Context, domain string) (search.SiteCatalog, error)
+}
+
+// Catalog returns the domain's indexed pages in navigation order, all of
+// them: a caller that shows them to the public keeps the Public ones. A
+// domain not indexed yet is an apperr NotFound error.
+func (s *Service) Catalog(ctx context.Context, d tenant.Domain) (search.SiteCatalog, error) {
+	if s.catalogs == nil {
+		return search.SiteCatalog{}, apperr.New(apperr.NotFound, "the pages of %s are not listed on this server", d.ID)
+	}
+	c, err := s.catalogs.GetCatalog(ctx, d.ID)
+	if apperr.Is(err, apperr.NotFound) {
+		return search.SiteCatalog{}, apperr.New(apperr.NotFound, "the docs of %s are not indexed yet; run docsmith index %s", d.ID, d.ID)
+	}
+	if err != nil {
+		return search.SiteCatalog{}, fmt.Errorf("catalog of %s: %w", d.ID, err)
+	}
+	// Links as citations give them, with the domain's site URL of now.
+	for i, p := range c.Pages {
+		c.Pages[i].URL = citeURL(d.SiteURL, p.Path, "")
+	}
+	return c, nil
 }

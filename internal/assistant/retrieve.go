@@ -89,14 +89,7 @@ func chunkText(h search.Hit) string {
 // anchor. Without a site URL the link is site-relative, which is what a
 // widget on the site itself needs. An "index" page is its folder.
 func citeURL(siteURL, pagePath, anchor string) string {
-	p := strings.TrimPrefix(pagePath, "/")
-	switch {
-	case p == "index":
-		p = ""
-	case strings.HasSuffix(p, "/index"):
-		p = strings.TrimSuffix(p, "/index")
-	}
-	u := strings.TrimRight(siteURL, "/") + "/" + p
+	u := search.PageURL(siteURL, pagePath)
 	if anchor != "" {
 		u += "#" + anchor
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
@@ -83,6 +84,7 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 		check(err)
 		_, err = search.Build(ctx, store, d.ID, site, d.SiteURL)
 		check(err)
+		check(store.PutCatalog(ctx, d.ID, search.Catalog(site, d.SiteURL)))
 	}
 	for _, org := range []string{"acme", "globex"} {
 		_, err := tenants.CreateOrg(ctx, org)
@@ -96,9 +98,11 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
 	s.globex, s.globexAdm = key("globex", apikey.Assistant), key("globex", apikey.Admin)
 
+	svc := assistant.New(assistant.Config{Index: store, Threads: store, Catalogs: store, Now: now})
 	srv := New(Deps{
 		Tenants:      tenants,
-		Assistant:    assistant.New(assistant.Config{Index: store, Threads: store, Now: now}),
+		Assistant:    svc,
+		MCP:          mcpserver.New(svc, slog.New(slog.DiscardHandler), "test"),
 		Indexer:      fakeIndexer{s},
 		Limiter:      ratelimit.New(store, now),
 		Limits:       limits,

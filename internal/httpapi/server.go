@@ -35,6 +35,7 @@ type Deps struct {
 	Jobs           *agentjob.Service
 	Assistant      *assistant.Service
 	Indexer        Indexer
+	MCP            MCPServer
 	Limiter        *ratelimit.Limiter
 	Limits         Limits
 	Log            *slog.Logger
@@ -55,6 +56,12 @@ type Indexer interface {
 
 // ErrShuttingDown is why a stream the server stopped has ended.
 var ErrShuttingDown = errors.New("the server is shutting down")
+
+// MCPServer answers Model Context Protocol requests over a domain's docs
+// (mcpserver.Server), once the request's key was checked and counted.
+type MCPServer interface {
+	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain)
+}
 
 // Server serves the API.
 type Server struct {

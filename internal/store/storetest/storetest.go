@@ -33,6 +33,7 @@ type Store interface {
 	ratelimit.Store
 	search.Index
 	assistant.ThreadStore
+	assistant.CatalogStore
 }
 
 type testCase struct {
