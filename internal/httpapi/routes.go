@@ -37,6 +37,12 @@ func (s *Server) routes() http.Handler {
 	t.add("POST /discovery/v1/page/{domain}", s.handle(s.cors(s.pageContent)))
 	t.add("OPTIONS /discovery/v1/page/{domain}", s.handle(s.preflight))
 
+	t.add("GET /widget.js", http.HandlerFunc(s.Widget.Latest))
+	t.add("GET /widget/{file}", http.HandlerFunc(s.Widget.Hashed))
+	if s.Demo != nil {
+		t.add("GET /demo/", s.Demo)
+	}
+
 	return t.finish(s)
 }
 
@@ -74,6 +80,10 @@ func (t *routeTable) finish(s *Server) http.Handler {
 		}))
 	}
 	t.mux.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.Path == "/" && s.Demo != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			http.Redirect(w, r, "/demo/", http.StatusFound)
+			return nil
+		}
 		return apperr.New(apperr.NotFound, "no endpoint at %s; see /openapi.json for the API", r.URL.Path)
 	}))
 	return t.mux
