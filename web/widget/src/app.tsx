@@ -250,11 +250,16 @@ function UserMessage({ m }: { m: Message }) {
   );
 }
 
-export function sourcesOf(m: Message): Source[] {
+/**
+ * sourcesOf lists an answer's citations. A root-relative URL (a domain
+ * without a site URL) is a page path: it is resolved under the site's base path.
+ */
+export function sourcesOf(m: Message, basePath: string): Source[] {
   const out: Source[] = [];
   for (const p of m.parts) {
     if (p.type === 'source-url') {
-      const url = safeURL(p.url);
+      const raw = p.url.startsWith('/') && !p.url.startsWith('//') ? basePath + p.url : p.url;
+      const url = safeURL(raw);
       if (url) out.push({ url, title: p.title || url });
     }
   }
@@ -265,7 +270,7 @@ function AssistantMessage({ m, ctl, streaming, last }: { m: Message; ctl: Contro
   const { chat } = ctl;
   const body = useRef<HTMLDivElement>(null);
   const text = textOf(m);
-  const sources = sourcesOf(m);
+  const sources = sourcesOf(m, ctl.cfg.basePath);
   useLayoutEffect(() => {
     const el = body.current;
     if (el) el.replaceChildren(renderMarkdown(text, sources));

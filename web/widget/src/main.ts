@@ -80,7 +80,7 @@ function start() {
         answer: textOf(message),
         messageId: message.id,
         threadId: threadOf(msgs),
-        sources: sourcesOf(message),
+        sources: sourcesOf(message, cfg.basePath),
       });
     },
     refusedOrigin() {
