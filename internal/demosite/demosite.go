@@ -114,7 +114,6 @@ var (
 	attrTitle = regexp.MustCompile(`\btitle="([^"]*)"`)
 	attrHref  = regexp.MustCompile(`\bhref="(/[^"]*)"`)
 	importExp = regexp.MustCompile(`(?m)^(?:import|export)\s.*$`)
-	indent    = regexp.MustCompile(`(?m)^[ \t]+`)
 	siteHref  = regexp.MustCompile(`href="/`)
 )
 
@@ -136,18 +135,23 @@ func simplifyMDX(body []byte) []byte {
 	})
 	s = jsxLine.ReplaceAllString(s, "")
 	// Component content is indented for readability; unindented, it does
-	// not turn into code blocks. Fenced code keeps its own lines.
+	// not turn into code blocks. A fenced block loses its fence's indent.
 	var out strings.Builder
+	fence := "" // the open fence's indent, or "" outside a fence
 	inFence := false
 	for _, line := range strings.Split(s, "\n") {
 		trimmed := strings.TrimLeft(line, " \t")
-		if strings.HasPrefix(trimmed, "```") {
+		switch {
+		case strings.HasPrefix(trimmed, "```"):
+			if !inFence {
+				fence = line[:len(line)-len(trimmed)]
+			}
 			inFence = !inFence
-			out.WriteString(trimmed + "\n")
-			continue
-		}
-		if !inFence && !strings.HasPrefix(trimmed, "-") && !strings.HasPrefix(trimmed, "*") && !startsNumbered(trimmed) {
-			line = indent.ReplaceAllString(line, "")
+			line = trimmed
+		case inFence:
+			line = strings.TrimPrefix(line, fence)
+		case !strings.HasPrefix(trimmed, "-") && !strings.HasPrefix(trimmed, "*") && !startsNumbered(trimmed):
+			line = trimmed
 		}
 		out.WriteString(line + "\n")
 	}
@@ -206,6 +210,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>{{.Page.Title}} · {{.Site}} docs (docsmith demo)</title>
 <style nonce="{{.Nonce}}">
 :root { color-scheme: light dark; --accent: {{.Color}}; }

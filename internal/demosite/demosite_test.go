@@ -33,6 +33,8 @@ func TestPages(t *testing.T) {
 			"<table>", "<td><code>draft</code></td>", "Drafts still appear in <code>quill serve</code>",
 		}, not: []string{"<Note>", "raw HTML omitted"}},
 		{path: "/demo/reference/serve", status: 200, want: []string{"<pre data-docsmith-ask><code"}},
+		// Fenced code inside a component keeps its own indentation only.
+		{path: "/demo/guides/install", status: 200, want: []string{"<code class=\"language-bash\">brew install quill\n"}},
 		{path: "/demo/nope", status: 404, want: []string{"Page not found"}},
 	}
 	for _, tt := range tests {
