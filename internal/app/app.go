@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
 	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/widget"
@@ -94,10 +96,12 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	assistantSvc := m.newAssistant(b.Index, b.Threads)
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
-		Assistant: m.newAssistant(b.Index, b.Threads),
+		Assistant: assistantSvc,
+		MCP:       mcpserver.New(assistantSvc, m.Log, buildVersion()),
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
@@ -238,4 +242,13 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 		Log: m.Log,
 		Now: m.Now,
 	})
+}
+
+// buildVersion is the main module's version as the Go toolchain stamped it
+// ("(devel)" for a build from a work tree).
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
 }

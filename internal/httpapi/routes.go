@@ -32,10 +32,13 @@ func (s *Server) routes() http.Handler {
 	t.add("OPTIONS /discovery/v2/assistant/{domain}/message", s.handle(s.preflight))
 	t.add("POST /discovery/v1/assistant/{domain}/message", s.handle(s.cors(s.assistantMessage(newDataStream))))
 	t.add("OPTIONS /discovery/v1/assistant/{domain}/message", s.handle(s.preflight))
+	t.add("POST /discovery/v1/assistant/{domain}/feedback", s.handle(s.cors(s.assistantFeedback)))
+	t.add("OPTIONS /discovery/v1/assistant/{domain}/feedback", s.handle(s.preflight))
 	t.add("POST /discovery/v1/search/{domain}", s.handle(s.cors(s.searchDocs)))
 	t.add("OPTIONS /discovery/v1/search/{domain}", s.handle(s.preflight))
 	t.add("POST /discovery/v1/page/{domain}", s.handle(s.cors(s.pageContent)))
 	t.add("OPTIONS /discovery/v1/page/{domain}", s.handle(s.preflight))
+	t.add("POST /discovery/v1/mcp/{domain}", s.handle(s.mcp))
 
 	t.add("GET /widget.js", http.HandlerFunc(s.Widget.Latest))
 	t.add("GET /widget/{file}", http.HandlerFunc(s.Widget.Hashed))

@@ -34,6 +34,7 @@ type Deps struct {
 	Jobs           *agentjob.Service
 	Assistant      *assistant.Service
 	Indexer        Indexer
+	MCP            MCPServer
 	Limiter        *ratelimit.Limiter
 	Limits         Limits
 	Log            *slog.Logger
@@ -55,6 +56,12 @@ type Deps struct {
 // Indexer builds a domain's search index (assistant.Indexer).
 type Indexer interface {
 	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
+}
+
+// MCPServer answers Model Context Protocol requests over a domain's docs
+// (mcpserver.Server), once the request's key was checked and counted.
+type MCPServer interface {
+	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain)
 }
 
 // Server serves the API.
