@@ -12,7 +12,8 @@ export interface Source {
   title: string;
 }
 
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+// A line break in an answer is a line break: quoted passages keep their lines.
+const marked = new Marked({ gfm: true, breaks: true, async: false });
 
 const allowedTags = [
   'a', 'b', 'blockquote', 'br', 'code', 'del', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'li', 'ol', 'p', 'pre', 's',
