@@ -1,7 +1,7 @@
 // The chat widget in a real browser, on a page of another origin than
 // docsmith (started by internal/app/widget_browser_test.go, which checks the
 // server's side). Input on stdin:
-//   {chromium, artifacts, page, barePage, revokedPage, foreignPage, shortcut}
+//   {chromium, artifacts, page, barePage, revokedPage, limitedPage, foreignPage, shortcut, questions…}
 // Prints one JSON object with what the browser saw.
 
 import { launch, log, readInput } from './lib.mjs';
@@ -191,6 +191,13 @@ try {
   await openWidget(revoked);
   out.revoked = await ask(revoked, input.question);
   await revoked.close();
+
+  // A key over its rate limit: when to retry.
+  const limited = await context.newPage();
+  await limited.goto(input.limitedPage);
+  await openWidget(limited);
+  out.limited = await ask(limited, input.question);
+  await limited.close();
 
   // An origin outside the domain's list: refused, with a console message
   // that says how to allow it.

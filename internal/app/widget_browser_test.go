@@ -106,6 +106,8 @@ func hostServer(t *testing.T, widgetSrc string, keys map[string]string) *httptes
 			data.Src = ""
 		case "/revoked":
 			data.Key = keys["revoked"]
+		case "/limited":
+			data.Key = keys["limited"]
 		default:
 			http.NotFound(w, r)
 			return
@@ -149,7 +151,7 @@ type widgetRun struct {
 		PanelWidth         float64
 	}
 	StylesBefore, StylesAfter map[string]map[string]string
-	Revoked, Foreign          askResult
+	Revoked, Limited, Foreign askResult
 	ForeignConsole            []string
 }
 
@@ -158,7 +160,8 @@ func TestWidgetInBrowser(t *testing.T) {
 	browser := browsertest.Find(t)
 	artifacts := browsertest.ArtifactsDir(t, "widget")
 
-	s := assistantSetup(t)
+	// A low per-key limit, which the test's own key stays under.
+	s := assistantSetup(t, "DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH=20")
 	proxy := &recordingProxy{}
 	api := httptest.NewServer(proxy.handler(t, s.base))
 	t.Cleanup(api.Close)
@@ -176,6 +179,17 @@ func TestWidgetInBrowser(t *testing.T) {
 	}
 	s.cli("key", "revoke", "--org", orgA, parsed.ID)
 	keys["revoked"] = revoked
+	limited := s.newKey(orgA, "assistant")
+	for i := 0; ; i++ {
+		r := s.post("/discovery/v1/search/widget", limited, map[string]any{"query": "sync"})
+		if r.status == http.StatusTooManyRequests {
+			break
+		}
+		if i == 30 {
+			t.Fatalf("no 429 after %d searches: %s", i, r)
+		}
+	}
+	keys["limited"] = limited
 
 	var run widgetRun
 	browser.Run(t, "widget.mjs", map[string]any{
@@ -183,6 +197,7 @@ func TestWidgetInBrowser(t *testing.T) {
 		"page":              host.URL + "/docs/guides/schedules",
 		"barePage":          host.URL + "/bare",
 		"revokedPage":       host.URL + "/revoked",
+		"limitedPage":       host.URL + "/limited",
 		"foreignPage":       foreign.URL + "/docs/guides/schedules",
 		"shortcut":          "Control+i",
 		"question":          "How do I exclude files from a sync?",
@@ -255,11 +270,11 @@ func TestWidgetInBrowser(t *testing.T) {
 
 	// The requests: the v2 body of SPEC §4, with the page's path (without
 	// the site's base path) and the selection and code context.
-	// (The sixth is the revoked key's; the refused origin's never left the
-	// browser: its preflight failed.)
+	// (The sixth and seventh are the revoked and the limited key's; the
+	// refused origin's never left the browser: its preflight failed.)
 	msgs := proxy.bodies("/discovery/v2/assistant/widget/message")
-	if len(msgs) != 6 {
-		t.Fatalf("the widget sent %d questions, want 6", len(msgs))
+	if len(msgs) != 7 {
+		t.Fatalf("the widget sent %d questions, want 7", len(msgs))
 	}
 	if msgs[0]["fp"] != "anonymous" || msgs[0]["currentPath"] != "/guides/schedules" || msgs[0]["threadId"] != nil || msgs[1]["threadId"] != thread {
 		t.Errorf("first bodies: %v / %v", msgs[0], msgs[1])
@@ -300,10 +315,14 @@ func TestWidgetInBrowser(t *testing.T) {
 		t.Errorf("the rated turn is stored as %+v", rated)
 	}
 
-	// A revoked key and a refused origin end as sentences, and the console
+	// A revoked key, a key over its limit and a refused origin end as sentences, and the console
 	// says how to allow the origin.
 	if !strings.Contains(run.Revoked.Error, "key is not valid") {
 		t.Errorf("revoked key: %+v", run.Revoked)
+	}
+	t.Logf("sentences: revoked %q; limited %q; refused origin %q", run.Revoked.Error, run.Limited.Error, run.Foreign.Error)
+	if !strings.HasPrefix(run.Limited.Error, "Too many questions for now. Please try again in ") {
+		t.Errorf("over the limit: %+v", run.Limited)
 	}
 	if run.Foreign.Error != "The assistant is not enabled on this website." {
 		t.Errorf("foreign origin: %+v", run.Foreign)
