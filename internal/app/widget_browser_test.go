@@ -145,7 +145,11 @@ type widgetRun struct {
 	CodeChip            string
 	Code                askResult
 	Feedback            string
-	Screenshots         []struct {
+	Events              []struct {
+		Name   string
+		Detail map[string]any
+	}
+	Screenshots []struct {
 		File, Scheme, Name string
 		PanelBackground    string
 		PanelWidth         float64
@@ -306,6 +310,17 @@ func TestWidgetInBrowser(t *testing.T) {
 	}
 	if run.Feedback != "Thanks for the feedback." {
 		t.Errorf("after the feedback the answer shows %q", run.Feedback)
+	}
+	// The JS API's events since the reload: open, then answer (on window
+	// too), for each question, then the feedback.
+	var names []string
+	for _, e := range run.Events {
+		names = append(names, e.Name)
+	}
+	if want := []string{"open", "answer", "window:answer", "open", "answer", "window:answer", "open", "answer", "window:answer", "feedback"}; !slices.Equal(names, want) {
+		t.Errorf("events %q, want %q", names, want)
+	} else if a, f := run.Events[7].Detail, run.Events[9].Detail; a["threadId"] != thread || a["question"] != "Where do I put these patterns?" || f["rating"] != "down" || f["messageId"] != a["messageId"] {
+		t.Errorf("answer event %v, feedback event %v", a, f)
 	}
 	turns, err = store.RecentTurns(t.Context(), thread, 10)
 	if err != nil {
