@@ -73,7 +73,7 @@ func TestDemoPage(t *testing.T) {
 		}
 		keys = append(keys, key[1])
 		body, _ := json.Marshal(askBody("How do I install Quill?", ""))
-		req, _ := http.NewRequest("POST", base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key[1])
 		req.Header.Set("Content-Type", "application/json")
 		res, err = client.Do(req)

@@ -9,7 +9,6 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -369,5 +368,5 @@ func TestWidgetInBrowser(t *testing.T) {
 	if len(run.Screenshots) != 4 {
 		t.Errorf("%d screenshots, want 4", len(run.Screenshots))
 	}
-	t.Log(fmt.Sprintf("screenshots: %d in %s", len(run.Screenshots), artifacts))
+	t.Logf("screenshots: %d in %s", len(run.Screenshots), artifacts)
 }
