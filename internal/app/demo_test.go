@@ -95,13 +95,16 @@ func TestDemoPage(t *testing.T) {
 }
 
 type demoRun struct {
-	Failure      string
-	Console      []string
-	Examples     []string
-	FirstTokenMs []float64
-	TotalMs      []float64
-	Text         string
-	Sources      []string
+	Failure         string
+	Console         []string
+	Examples        []string
+	FirstTokenMs    []float64
+	TotalMs         []float64
+	Text            string
+	Sources         []string
+	APIQuestion     string
+	APISources      []string
+	FocusAfterClose string
 }
 
 // TestDemoPageInBrowser is the new user's first minute: make run, open the
@@ -116,7 +119,9 @@ func TestDemoPageInBrowser(t *testing.T) {
 	base := "http://" + m.Addr()
 
 	var run demoRun
-	browser.Run(t, "demo.mjs", map[string]any{"page": base + "/demo/guides/install", "runs": 1, "artifacts": artifacts}, &run)
+	browser.Run(t, "demo.mjs", map[string]any{
+		"page": base + "/demo/guides/install", "runs": 1, "artifacts": artifacts, "apiQuestion": "How do I change the theme?",
+	}, &run)
 	if run.Failure != "" {
 		t.Fatalf("browser: %s\nconsole: %q", run.Failure, run.Console)
 	}
@@ -128,6 +133,13 @@ func TestDemoPageInBrowser(t *testing.T) {
 	}
 	if len(run.Sources) == 0 || run.Sources[0] != base+"/demo/guides/install" {
 		t.Errorf("sources %q, want the demo site's install page first", run.Sources)
+	}
+	if run.FocusAfterClose != "launcher" {
+		t.Errorf("after closing, the focus is on %q, want the launcher it was opened from", run.FocusAfterClose)
+	}
+	// docsmith.open(question), as a site's search box would call it.
+	if run.APIQuestion != "How do I change the theme?" || len(run.APISources) == 0 || run.APISources[0] != base+"/demo/guides/themes" {
+		t.Errorf("docsmith.open(question): asked %q, sources %q", run.APIQuestion, run.APISources)
 	}
 }
 
