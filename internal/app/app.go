@@ -87,9 +87,10 @@ func (m *Main) Start(ctx context.Context) error {
 			_ = b.Close()
 			return fmt.Errorf("create demo organization: %w", err)
 		}
+		// The demo page is a convenience: without it the server still
+		// does its whole job, so a failure is logged, not fatal.
 		if demo, err = m.demoSite(ctx, tenants, widgetBundle.Path()); err != nil {
-			_ = b.Close()
-			return err
+			m.Log.Warn("no demo page", "err", err)
 		}
 	}
 

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -164,4 +166,24 @@ func BenchmarkWidgetFirstToken(b *testing.B) {
 	b.ReportMetric(pct(run.FirstTokenMs, 0.95), "first-token-p95-ms")
 	b.ReportMetric(pct(run.TotalMs, 0.5), "answer-p50-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// TestDemoPageUnreadableKey: a demo page that cannot get its key leaves
+// the server up, without the page.
+func TestDemoPageUnreadableKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "demo-widget-key"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, out := startDemo(t, dir)
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	res, err := http.Get("http://" + m.Addr() + "/demo/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound || strings.Contains(out.String(), "the demo docs site") {
+		t.Errorf("GET /demo/ is %d; start printed:\n%s", res.StatusCode, out)
+	}
 }
