@@ -79,7 +79,7 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	m.backend = b
 	tenants := tenant.NewService(b.Tenants, m.Now)
-	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, m.LookupEnv, m.Log)
+	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
 	widgetBundle := widget.Embedded()
 	var demo http.Handler
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
@@ -97,7 +97,7 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	assistantSvc := m.newAssistant(b.Index, b.Threads)
+	assistantSvc := m.newAssistant(b.Index, b.Threads, b.Catalogs)
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),

@@ -52,6 +52,8 @@ type Backend struct {
 	// replica) is searched by all, and a thread continues on any replica.
 	Index   search.Index
 	Threads assistant.ThreadStore
+	// Catalogs holds each domain's page catalog, beside its index.
+	Catalogs assistant.CatalogStore
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -75,14 +77,14 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
 		b.Local = local
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = local, local, local, local, local
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, local, local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
 			return nil, fmt.Errorf("open the database: %w", err)
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = pg, pg, pg, pg, pg
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

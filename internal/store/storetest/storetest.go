@@ -32,6 +32,7 @@ type Store interface {
 	ratelimit.Store
 	search.Index
 	assistant.ThreadStore
+	assistant.CatalogStore
 }
 
 type testCase struct {
