@@ -42,6 +42,12 @@ func (s *Server) routes() http.Handler {
 	t.add("GET /discovery/v1/llms.txt/{domain}", s.handle(s.llmsIndex))
 	t.add("GET /discovery/v1/llms-full.txt/{domain}", s.handle(s.llmsFull))
 
+	t.add("GET /widget.js", http.HandlerFunc(s.Widget.Latest))
+	t.add("GET /widget/{file}", http.HandlerFunc(s.Widget.Hashed))
+	if s.Demo != nil {
+		t.add("GET /demo/", s.Demo)
+	}
+
 	return t.finish(s)
 }
 
@@ -79,6 +85,10 @@ func (t *routeTable) finish(s *Server) http.Handler {
 		}))
 	}
 	t.mux.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.Path == "/" && s.Demo != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			http.Redirect(w, r, "/demo/", http.StatusFound)
+			return nil
+		}
 		return apperr.New(apperr.NotFound, "no endpoint at %s; see /openapi.json for the API", r.URL.Path)
 	}))
 	return t.mux

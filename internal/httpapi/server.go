@@ -19,6 +19,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/widget"
 )
 
 // Limits are the configured rate limits; 0 turns one off.
@@ -47,6 +48,11 @@ type Deps struct {
 	// other processes; EventHeartbeat how often an idle stream sends a comment.
 	EventPoll      time.Duration
 	EventHeartbeat time.Duration
+	// Widget is the chat widget script served at /widget.js.
+	Widget *widget.Bundle
+	// Demo serves the demo docs site under /demo/ (and GET / redirects
+	// there); nil when this install has no demo.
+	Demo http.Handler
 }
 
 // Indexer builds a domain's search index (assistant.Indexer).
@@ -86,6 +92,9 @@ func New(d Deps) *Server {
 	}
 	if d.EventHeartbeat == 0 {
 		d.EventHeartbeat = 15 * time.Second
+	}
+	if d.Widget == nil {
+		d.Widget = widget.Embedded()
 	}
 	s := &Server{Deps: d, metrics: newMetrics(d.Registry), stopEvents: make(chan struct{})}
 	s.answers, s.stopAnswers = context.WithCancelCause(context.Background())
