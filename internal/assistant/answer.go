@@ -123,6 +123,11 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		beat.stop()
 		return a.fail(ctx, st, t, err)
 	}
+	if isExtractive(a.domain.Model) {
+		// Without a model to judge them, passages that share none of the
+		// question's key terms are not quoted as if they answered it.
+		ps = a.onTopic(ctx, ps)
+	}
 	var usage *aisdk.Usage
 	switch {
 	case len(ps) == 0:
