@@ -37,7 +37,7 @@ func TestJobCLIClient(t *testing.T) {
 	}
 	local := map[string]string{"DOCSMITH_DATA_DIR": dir}
 	run(local, "org", "create", "acme")
-	run(local, "project", "create", "--org", "acme", "--id", "docs", "--repo", "/srv/docs")
+	run(local, "project", "create", "--org", "acme", "--id", "docs", "--repo", "/srv/docs", "--check=false")
 	_, key, _ := run(local, "key", "create", "--org", "acme", "--kind", "admin")
 
 	cfg, err := config.Bind(flag.NewFlagSet("t", flag.ContinueOnError), true).Load(func(k string) (string, bool) {

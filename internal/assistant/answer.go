@@ -21,6 +21,10 @@ const (
 	notCoveredText = "The documentation does not cover this. I found no passage about it, so I cannot answer from the docs; " +
 		"try other words, or ask about something the documentation describes."
 	failedText = "The assistant could not answer this time. Please try again in a moment."
+	// notIndexedText says why a domain whose index was never built answers
+	// nothing, and what its administrator runs to build it.
+	notIndexedText = "This assistant has no index of the documentation yet, so it cannot answer from the docs. " +
+		"An administrator builds it with `docsmith index %s` or POST /v2/domains/%s/index."
 )
 
 // Answer is one question on its way to the client. Begin makes it before
@@ -132,9 +136,14 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 	switch {
 	case len(ps) == 0:
 		beat.stop()
+		text := notCoveredText
 		t.Status = TurnNotCovered
+		if !a.svc.indexed(ctx, a.domain.ID) {
+			text = fmt.Sprintf(notIndexedText, a.domain.ID, a.domain.ID)
+			t.Status = TurnNotIndexed
+		}
 		t.FirstTextTime = time.Since(a.started)
-		if err := writeText(st, t, notCoveredText); err != nil {
+		if err := writeText(st, t, text); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 	case isExtractive(a.domain.Model):

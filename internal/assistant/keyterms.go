@@ -101,3 +101,15 @@ var genericWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// indexed reports whether the domain's index holds any page. Asked only
+// when a question found nothing; an error counts as indexed, so that the
+// reader is told the usual "not covered" rather than a wrong reason.
+func (s *Service) indexed(ctx context.Context, domain string) bool {
+	pages, err := s.index.PageHashes(ctx, domain)
+	if err != nil {
+		s.log.WarnContext(ctx, "read the domain's indexed pages", "domain", domain, "err", err)
+		return true
+	}
+	return len(pages) > 0
+}

@@ -71,3 +71,26 @@ func TestExtractiveOffTopic(t *testing.T) {
 		})
 	}
 }
+
+// TestNotIndexedSaysHowToBuild asks a domain whose index was never built:
+// the answer says there is no index yet and how to build it, rather than
+// that the documentation does not cover the question.
+func TestNotIndexedSaysHowToBuild(t *testing.T) {
+	t.Parallel()
+	e := setup(t, nil)
+	d, err := e.tenants.CreateDomain(t.Context(), tenant.Domain{ID: "fresh", OrgID: "acme", ProjectID: "acme-docs", SiteURL: siteURL})
+	must(t, err)
+	a, r := e.answer(t.Context(), d, ask("How do I exclude files from a sync?"))
+	if len(r.sources) != 0 || !r.finished || !strings.Contains(r.text, "no index of the documentation yet") ||
+		!strings.Contains(r.text, "docsmith index fresh") || strings.Contains(r.text, "does not cover") {
+		t.Fatalf("reply of an unindexed domain = %+v", r)
+	}
+	if turns := e.turns(a.Thread.ID); turns[0].Status != assistant.TurnNotIndexed {
+		t.Fatalf("status %q, want %q", turns[0].Status, assistant.TurnNotIndexed)
+	}
+	// An indexed domain that finds nothing still says the docs do not cover it.
+	_, r = e.answer(t.Context(), e.domain, ask("What is the capital of France?"))
+	if !strings.Contains(r.text, "documentation does not cover this") {
+		t.Fatalf("reply of an indexed domain = %+v", r)
+	}
+}
