@@ -106,3 +106,76 @@ func TestDomainCreateIndexes(t *testing.T) {
 		t.Fatalf("apply = %+v", r)
 	}
 }
+
+// TestDataFlagHelp checks that --data and --data-dir, one option under two
+// names, say the same in every help.
+func TestDataFlagHelp(t *testing.T) {
+	t.Parallel()
+	r := run(t, t.TempDir(), "index", "--help")
+	var data, dataDir string
+	lines := strings.Split(r.stderr, "\n")
+	for i, l := range lines {
+		switch strings.TrimSpace(l) {
+		case "-data string":
+			data = lines[i+1]
+		case "-data-dir string":
+			dataDir = lines[i+1]
+		}
+	}
+	for name, help := range map[string]string{"--data": data, "--data-dir": dataDir} {
+		if !strings.Contains(help, "DOCSMITH_DATA_DIR") || !strings.Contains(help, `default "./data"`) || !strings.Contains(help, "same flag") {
+			t.Errorf("help of %s = %q", name, help)
+		}
+	}
+	r = run(t, t.TempDir(), "serve", "--help")
+	if !strings.Contains(r.stderr, "--data-dir, --data") {
+		t.Errorf("serve --help does not list --data beside --data-dir:\n%s", r.stderr)
+	}
+}
+
+// TestAskNamesTheURL checks that a server that does not answer is named
+// with the flag and variable that set its address.
+func TestAskNamesTheURL(t *testing.T) {
+	t.Parallel()
+	r := run(t, t.TempDir(), "ask", "--url", "http://127.0.0.1:1", "--key", "svc_dsc_x", "--domain", "d", "hello")
+	if r.code != 1 || !strings.Contains(r.stderr, "http://127.0.0.1:1") || !strings.Contains(r.stderr, "--url or DOCSMITH_URL") {
+		t.Fatalf("ask with no server = %+v", r)
+	}
+}
+
+// TestApplyErrors checks that a set-up file's mistakes are named by their
+// YAML keys and lines, not by Go types, and printed once.
+func TestApplyErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown key", "orgs:\n  - id: acme\n    projects:\n      - id: docs\n        repos: x\n",
+			[]string{`line 5: unknown key "repos" in orgs[0].projects[0]`, "the keys there are id, repo, ref"}},
+		{"list expected", "orgs:\n  - id: acme\n    projects: nope\n", []string{`line 3: orgs[0].projects is "nope"; it must be a list`}},
+		{"bool expected", "orgs:\n  - id: acme\n    domains:\n      - id: x\n        finish_thread_id: maybe\n",
+			[]string{`line 5: orgs[0].domains[0].finish_thread_id is "maybe"; it must be true or false`}},
+		{"top level", "org:\n  - id: acme\n", []string{`line 1: unknown key "org" in the top level; the keys there are orgs`}},
+	}
+	for _, tc := range tests {
+		file := filepath.Join(t.TempDir(), "setup.yaml")
+		if err := os.WriteFile(file, []byte(tc.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := run(t, dir, "apply", file)
+		if r.code != 1 {
+			t.Errorf("%s: apply = %+v", tc.name, r)
+			continue
+		}
+		for _, want := range tc.want {
+			if strings.Count(r.stderr, want) != 1 {
+				t.Errorf("%s: stderr %q should hold %q once", tc.name, r.stderr, want)
+			}
+		}
+		if strings.Contains(r.stderr, "tenant.") || strings.Contains(r.stderr, "[]") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: stderr names Go types or says it twice: %q", tc.name, r.stderr)
+		}
+	}
+}

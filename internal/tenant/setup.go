@@ -1,11 +1,15 @@
 package tenant
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -60,15 +64,135 @@ type SetupKey struct {
 }
 
 // ParseSetup reads a set-up file; unknown keys are errors, so a typo does
-// not silently drop a setting.
+// not silently drop a setting. Errors name the file's keys and lines
+// (orgs[0].projects[1].repo), never the Go types they are read into.
 func ParseSetup(r io.Reader) (Setup, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxSetupBytes+1))
+	if err != nil {
+		return Setup{}, fmt.Errorf("read the set-up file: %w", err)
+	}
+	if len(data) > maxSetupBytes {
+		return Setup{}, apperr.New(apperr.Invalid, "set-up file is larger than %d bytes", maxSetupBytes)
+	}
 	var s Setup
-	dec := yaml.NewDecoder(r)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
-		return Setup{}, apperr.Wrap(err, apperr.Invalid, "set-up file: %v", err)
+		var doc yaml.Node
+		_ = yaml.Unmarshal(data, &doc) // for the keys' names; a syntax error has none
+		return Setup{}, apperr.New(apperr.Invalid, "set-up file: %s", setupProblems(err, &doc))
 	}
 	return s, nil
+}
+
+// maxSetupBytes bounds a set-up file: a few thousand entries fit.
+const maxSetupBytes = 4 << 20
+
+var (
+	unknownKeyError = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
+	typeError       = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+)
+
+// setupProblems rewrites the YAML decoder's errors in the file's terms.
+func setupProblems(err error, doc *yaml.Node) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	paths := map[int]string{}
+	keyPaths(doc, "", paths)
+	out := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		if m := unknownKeyError.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			where := strings.TrimSuffix(strings.TrimSuffix(paths[line], m[2]), ".")
+			if where == "" {
+				where = "the top level"
+			}
+			msg := fmt.Sprintf("line %d: unknown key %q in %s", line, m[2], where)
+			if known := setupKeys[m[3]]; known != "" {
+				msg += "; the keys there are " + known
+			}
+			out = append(out, msg)
+			continue
+		}
+		if m := typeError.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			out = append(out, fmt.Sprintf("line %d: %s is %q; it must be %s", line, orWhat(paths[line]), m[3], setupKind(m[4])))
+			continue
+		}
+		out = append(out, e)
+	}
+	return strings.Join(out, "; ")
+}
+
+func orWhat(path string) string {
+	if path == "" {
+		return "a value"
+	}
+	return path
+}
+
+// keyPaths records, for each line of the document, the path of the
+// deepest key or item on it.
+func keyPaths(n *yaml.Node, path string, out map[int]string) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			keyPaths(c, path, out)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			out[c.Line] = p
+			keyPaths(c, p, out)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			out[k.Line] = p
+			out[v.Line] = p
+			keyPaths(v, p, out)
+		}
+	}
+}
+
+// setupKeys lists the keys of each part of the file, by the Go type the
+// decoder names in its errors.
+var setupKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, v := range []any{Setup{}, SetupOrg{}, SetupProject{}, SetupDomain{}, SetupKey{}} {
+		t := reflect.TypeOf(v)
+		var keys []string
+		for i := range t.NumField() {
+			if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" {
+				keys = append(keys, k)
+			}
+		}
+		m[t.String()] = strings.Join(keys, ", ")
+	}
+	return m
+}()
+
+// setupKind says in YAML's terms what a Go type the decoder names holds.
+func setupKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case goType == "bool" || goType == "*bool":
+		return "true or false"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "int"):
+		return "a whole number"
+	case setupKeys[goType] != "":
+		return "a mapping of " + setupKeys[goType]
+	}
+	return "another kind of value"
 }
 
 // NewKey is a key Apply created, with the secret to show once.
