@@ -461,6 +461,15 @@ func apply(ctx context.Context, args []string, env Env) error {
 		if err != nil {
 			return err
 		}
+		// Projects over local paths are checked as project create checks
+		// them, before anything is written.
+		for i, o := range setup.Orgs {
+			for j, sp := range o.Projects {
+				if err := checkProject(ctx, cfg, b, env, sp.Project(o.ID), checkAuto); err != nil {
+					return fmt.Errorf("orgs[%d].projects[%d] (%s): %w", i, j, sp.ID, err)
+				}
+			}
+		}
 		res, err := t.Apply(ctx, setup)
 		for _, c := range res.Created {
 			fmt.Fprintln(env.Stdout, "created", c)

@@ -158,6 +158,8 @@ func TestApplyErrors(t *testing.T) {
 		{"bool expected", "orgs:\n  - id: acme\n    domains:\n      - id: x\n        finish_thread_id: maybe\n",
 			[]string{`line 5: orgs[0].domains[0].finish_thread_id is "maybe"; it must be true or false`}},
 		{"top level", "org:\n  - id: acme\n", []string{`line 1: unknown key "org" in the top level; the keys there are orgs`}},
+		{"missing local repository", "orgs:\n  - id: acme\n    projects:\n      - {id: docs, repo: /nonexistent/docs}\n",
+			[]string{`orgs[0].projects[0] (docs): project docs: invalid: repo "/nonexistent/docs": no such directory`}},
 	}
 	for _, tc := range tests {
 		file := filepath.Join(t.TempDir(), "setup.yaml")

@@ -45,6 +45,12 @@ type SetupProject struct {
 	Model     string `yaml:"model"`
 }
 
+// Project is the project the entry describes, in organization orgID.
+func (sp SetupProject) Project(orgID string) Project {
+	return Project{ID: sp.ID, OrgID: orgID, RepoURL: sp.Repo, BaseRef: sp.Ref, ForgeKind: sp.Forge, ForgeURL: sp.ForgeURL,
+		TokenEnv: sp.TokenEnv, TokenFile: sp.TokenFile, DocsRoot: sp.DocsRoot, Model: sp.Model}
+}
+
 // SetupDomain mirrors 'docsmith domain create'.
 type SetupDomain struct {
 	ID             string   `yaml:"id"`
@@ -224,8 +230,7 @@ func (s *Service) Apply(ctx context.Context, setup Setup) (ApplyResult, error) {
 			return res, fmt.Errorf("%s: %w", where, err)
 		}
 		for j, sp := range o.Projects {
-			p := Project{ID: sp.ID, OrgID: o.ID, RepoURL: sp.Repo, BaseRef: sp.Ref, ForgeKind: sp.Forge, ForgeURL: sp.ForgeURL, TokenEnv: sp.TokenEnv, TokenFile: sp.TokenFile, DocsRoot: sp.DocsRoot, Model: sp.Model}
-			change, err := s.applyProject(ctx, p)
+			change, err := s.applyProject(ctx, sp.Project(o.ID))
 			if err != nil {
 				return res, fmt.Errorf("%s.projects[%d] (%s): %w", where, j, sp.ID, err)
 			}

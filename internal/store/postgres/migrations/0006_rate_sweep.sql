@@ -64,3 +64,15 @@ BEGIN
     RETURN QUERY SELECT counts[j], firsts[j], ok, done[j] FROM generate_subscripts(keys, 1) AS j ORDER BY j;
 END
 $$;
+
+-- The old signature stays for replicas not yet upgraded, which run beside
+-- upgraded ones during a rolling upgrade: their hits get the longest window
+-- (30 days) as expiry and no token.
+CREATE FUNCTION rate_take(keys text[], starts timestamptz[], limits integer[], at_ timestamptz)
+RETURNS TABLE (used integer, oldest timestamptz, allowed boolean)
+LANGUAGE sql AS $$
+    SELECT t.used, t.oldest, t.allowed
+    FROM rate_take(keys, starts, limits,
+                   array_fill(at_ + interval '30 days', ARRAY[coalesce(array_length(keys, 1), 0)]),
+                   '', 256, at_) AS t;
+$$;
