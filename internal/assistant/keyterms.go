@@ -55,35 +55,40 @@ func (a *Answer) onTopic(ctx context.Context, ps []passage) []passage {
 }
 
 // commonTerms are the terms (word prefixes) that more than half of the
-// domain's pages contain, counted in its index, on a site of a few pages at
-// least. A failed count leaves a term uncommon: the check is then only
-// stricter than it needs to be.
+// domain's pages contain (or maxCommonPages of a large site), counted in
+// its index, on a site of a few pages at least. A failed count leaves a
+// term uncommon: the check is then only stricter than it needs to be.
 func (s *Service) commonTerms(ctx context.Context, domain string, terms []string) map[string]bool {
 	pages, err := s.index.PageHashes(ctx, domain)
 	if err != nil || len(pages) < minPagesForCommon {
 		return nil
 	}
-	half := len(pages) / 2
+	enough := min(len(pages)/2+1, maxCommonPages)
 	common := map[string]bool{}
 	for _, w := range terms {
 		hits, err := s.index.Search(ctx, domain, search.Query{
 			Text:       w,
 			Terms:      []search.Term{{Words: []string{w}, Prefix: true, Required: true}},
-			Limit:      half + 1,
+			Limit:      enough,
 			MaxPerPage: 1,
 		})
 		if err != nil {
 			s.log.DebugContext(ctx, "count the pages of a term", "domain", domain, "err", err)
 			continue
 		}
-		common[w] = len(hits) > half
+		common[w] = len(hits) >= enough
 	}
 	return common
 }
 
-// minPagesForCommon is the size of site below which no term is common:
-// on two pages, "more than half" says nothing.
-const minPagesForCommon = 3
+const (
+	// minPagesForCommon is the size of site below which no term is
+	// common: on two pages, "more than half" says nothing.
+	minPagesForCommon = 3
+	// maxCommonPages bounds the count: a term on that many pages is
+	// common on any site, and the search stays small.
+	maxCommonPages = 200
+)
 
 // genericWords are words of questions that occur on most pages of any docs
 // site, as queryWords cuts them (five letters at most). A passage sharing
