@@ -97,6 +97,8 @@ const maxSetupBytes = 4 << 20
 var (
 	unknownKeyError = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
 	typeError       = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+	nodeTypeError   = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) into (\S+)$`)
+	goTypeName      = regexp.MustCompile(`[\[\]*]*tenant\.\w+`)
 )
 
 // setupProblems rewrites the YAML decoder's errors in the file's terms.
@@ -106,7 +108,8 @@ func setupProblems(err error, doc *yaml.Node) string {
 		return strings.TrimPrefix(err.Error(), "yaml: ")
 	}
 	paths := map[int]string{}
-	keyPaths(doc, "", paths)
+	kinds := map[string]map[int]string{} // YAML tag -> line -> path of a node of that kind
+	keyPaths(doc, "", paths, kinds)
 	out := make([]string, 0, len(te.Errors))
 	for _, e := range te.Errors {
 		if m := unknownKeyError.FindStringSubmatch(e); m != nil {
@@ -127,9 +130,40 @@ func setupProblems(err error, doc *yaml.Node) string {
 			out = append(out, fmt.Sprintf("line %d: %s is %q; it must be %s", line, orWhat(paths[line]), m[3], setupKind(m[4])))
 			continue
 		}
-		out = append(out, e)
+		if m := nodeTypeError.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			where := kinds[m[2]][line]
+			if where == "" {
+				where = paths[line]
+			}
+			if where == "" || m[3] == "tenant.Setup" {
+				where = "the top level"
+			}
+			out = append(out, fmt.Sprintf("line %d: %s is %s; it must be %s", line, where, yamlKind(m[2]), setupKind(m[3])))
+			continue
+		}
+		out = append(out, goTypeName.ReplaceAllString(e, "a value"))
 	}
 	return strings.Join(out, "; ")
+}
+
+// yamlKind names a YAML tag as the file's author knows it.
+func yamlKind(tag string) string {
+	switch tag {
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "str":
+		return "a string"
+	case "int", "float":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "null":
+		return "empty"
+	}
+	return "a " + tag
 }
 
 func orWhat(path string) string {
@@ -140,18 +174,25 @@ func orWhat(path string) string {
 }
 
 // keyPaths records, for each line of the document, the path of the
-// deepest key or item on it.
-func keyPaths(n *yaml.Node, path string, out map[int]string) {
+// deepest key or item on it, and the same by the kind of node there (a
+// line of flow style holds several).
+func keyPaths(n *yaml.Node, path string, out map[int]string, kinds map[string]map[int]string) {
+	if path != "" {
+		out[n.Line] = path
+		tag := strings.TrimPrefix(n.ShortTag(), "!!")
+		if kinds[tag] == nil {
+			kinds[tag] = map[int]string{}
+		}
+		kinds[tag][n.Line] = path
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			keyPaths(c, path, out)
+			keyPaths(c, path, out, kinds)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			out[c.Line] = p
-			keyPaths(c, p, out)
+			keyPaths(c, fmt.Sprintf("%s[%d]", path, i), out, kinds)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -161,8 +202,7 @@ func keyPaths(n *yaml.Node, path string, out map[int]string) {
 				p = path + "." + k.Value
 			}
 			out[k.Line] = p
-			out[v.Line] = p
-			keyPaths(v, p, out)
+			keyPaths(v, p, out, kinds)
 		}
 	}
 }
