@@ -36,7 +36,7 @@ func seedDocsRepo(t *testing.T) string {
 // assistantSetup adds to setup's organizations a project over a git
 // repository of the fixture site with the domain "tern" (indexed with the
 // CLI), and a project over a plain folder with the domain "folder" (not
-// indexed yet).
+// indexed yet: created with --index=false).
 func assistantSetup(t *testing.T, env ...string) *server {
 	t.Helper()
 	s := setup(t, env...)
@@ -52,7 +52,7 @@ func assistantSetup(t *testing.T, env ...string) *server {
 		t.Fatal(err)
 	}
 	s.cli("project", "create", "--org", orgA, "--id", "folder", "--repo", folder)
-	s.cli("domain", "create", "--org", orgA, "--domain", "folder", "--project", "folder", "--finish-thread-id=false")
+	s.cli("domain", "create", "--org", orgA, "--domain", "folder", "--project", "folder", "--finish-thread-id=false", "--index=false")
 	return s
 }
 
@@ -165,10 +165,11 @@ func TestIndexEndpointAndLocalFolder(t *testing.T) {
 	s := assistantSetup(t)
 	const v1 = "/discovery/v1/assistant/folder/message"
 
-	// Not indexed yet: the docs cover nothing.
+	// Not indexed yet (created with --index=false): the answer says so and
+	// how to build the index.
 	r := s.post(v1, s.assistantA, map[string]any{"fp": "anonymous", "messages": []any{map[string]any{"role": "user", "content": "How do I exclude files?"}}})
 	expectStatus(t, r, http.StatusOK)
-	if !strings.Contains(string(r.body), "does not cover") {
+	if !strings.Contains(string(r.body), "no index of the documentation yet") || !strings.Contains(string(r.body), "docsmith index folder") {
 		t.Fatalf("unindexed domain answered:\n%s", r.body)
 	}
 

@@ -209,7 +209,7 @@ func crashSetup(t testing.TB) (dir, key string) {
 		return strings.TrimSpace(stdout.String())
 	}
 	run("org", "create", "acme")
-	run("project", "create", "--org", "acme", "--id", crashProject, "--repo", filepath.Join(dir, "repo"))
+	run("project", "create", "--org", "acme", "--id", crashProject, "--repo", filepath.Join(dir, "repo"), "--check=false")
 	key = run("key", "create", "--org", "acme", "--kind", "admin")
 	if !strings.HasPrefix(key, "svc_") {
 		t.Fatalf("key create printed %q, want only an admin secret", key)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/app"
@@ -37,7 +38,7 @@ func TestJobCLIClient(t *testing.T) {
 	}
 	local := map[string]string{"DOCSMITH_DATA_DIR": dir}
 	run(local, "org", "create", "acme")
-	run(local, "project", "create", "--org", "acme", "--id", "docs", "--repo", "/srv/docs")
+	run(local, "project", "create", "--org", "acme", "--id", "docs", "--repo", "/srv/docs", "--check=false")
 	_, key, _ := run(local, "key", "create", "--org", "acme", "--kind", "admin")
 
 	cfg, err := config.Bind(flag.NewFlagSet("t", flag.ContinueOnError), true).Load(func(k string) (string, bool) {
@@ -75,5 +76,25 @@ func TestJobCLIClient(t *testing.T) {
 	}
 	if code, _, errOut := run(map[string]string{}, "job", "list"); code != 1 || !strings.Contains(errOut, "DOCSMITH_API_KEY") {
 		t.Errorf("job list without a key = %d: %s", code, errOut)
+	}
+
+	// Watching the finished job later shows when each event happened, not
+	// the time of reading: wait for the clock to pass into another second.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	code, out, errOut = run(remote, "job", "watch", id)
+	if code != 0 {
+		t.Fatalf("job watch of a finished job = %d: %s", code, errOut)
+	}
+	now := time.Now().Format("15:04:05")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, now) {
+			t.Errorf("job watch shows the time of reading, %s, on %q", now, line)
+		}
+	}
+
+	// A server that does not answer is named with the flag that sets it.
+	down := map[string]string{"DOCSMITH_URL": "http://127.0.0.1:1", "DOCSMITH_API_KEY": "svc_x", "DOCSMITH_PROJECT": "docs"}
+	if code, _, errOut := run(down, "job", "list"); code != 1 || !strings.Contains(errOut, "--url or DOCSMITH_URL") {
+		t.Errorf("job list with no server = %d: %s", code, errOut)
 	}
 }

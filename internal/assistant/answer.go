@@ -21,6 +21,10 @@ const (
 	notCoveredText = "The documentation does not cover this. I found no passage about it, so I cannot answer from the docs; " +
 		"try other words, or ask about something the documentation describes."
 	failedText = "The assistant could not answer this time. Please try again in a moment."
+	// notIndexedText says why a domain whose index was never built answers
+	// nothing, and what its administrator runs to build it.
+	notIndexedText = "This assistant has no index of the documentation yet, so it cannot answer from the docs. " +
+		"An administrator builds it with `docsmith index %s` or POST /v2/domains/%s/index."
 )
 
 // Answer is one question on its way to the client. Begin makes it before
@@ -128,13 +132,23 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		beat.stop()
 		return a.fail(ctx, st, t, err)
 	}
+	if isExtractive(a.domain.Model) {
+		// Without a model to judge them, passages that share none of the
+		// question's key terms are not quoted as if they answered it.
+		ps = a.onTopic(ctx, ps)
+	}
 	var usage *aisdk.Usage
 	switch {
 	case len(ps) == 0:
 		beat.stop()
+		text := notCoveredText
 		t.Status = TurnNotCovered
+		if !a.svc.indexed(ctx, a.domain.ID) {
+			text = fmt.Sprintf(notIndexedText, a.domain.ID, a.domain.ID)
+			t.Status = TurnNotIndexed
+		}
 		t.FirstTextTime = time.Since(a.started)
-		if err := writeText(st, t, notCoveredText); err != nil {
+		if err := writeText(st, t, text); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 	case isExtractive(a.domain.Model):

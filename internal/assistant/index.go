@@ -310,3 +310,64 @@ func clipLine(s string, n int) string {
 	}
 	return s
 }
+
+// CheckProject reads a project's docs as Index would, without indexing
+// them, so that a project can be checked when it is created: the
+// repository is reachable (a local path exists), the base branch exists,
+// and the docs root holds a docs.json or mint.json that loads. The errors
+// are apperr Invalid and say what to fix.
+func (x *Indexer) CheckProject(ctx context.Context, p tenant.Project) error {
+	if LocalRepo(p.RepoURL) {
+		if _, err := os.Stat(p.RepoURL); err != nil {
+			return apperr.New(apperr.Invalid, "repo %q: no such directory; give the path of a git repository or of a docs folder", p.RepoURL)
+		}
+	}
+	root := ""
+	if dir, ok := plainFolder(p.RepoURL); ok {
+		root = dir
+	} else {
+		creds, err := credentials(p, x.cfg.LookupEnv)
+		if err != nil {
+			return apperr.Wrap(err, apperr.Invalid, "%s", apperr.MessageOf(err))
+		}
+		if err := os.MkdirAll(x.cfg.WorkDir, 0o700); err != nil {
+			return fmt.Errorf("check project %s: work directory: %w", p.ID, err)
+		}
+		tmp, err := os.MkdirTemp(x.cfg.WorkDir, "check-"+p.ID+"-*")
+		if err != nil {
+			return fmt.Errorf("check project %s: work directory: %w", p.ID, err)
+		}
+		defer func() { _ = os.RemoveAll(tmp) }()
+		repo, err := x.cfg.Git.Clone(ctx, p.RepoURL, p.BaseRef, filepath.Join(tmp, "repo"), creds)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("check project %s: %w", p.ID, ctx.Err())
+			}
+			x.cfg.Log.WarnContext(ctx, "check project: clone failed", "project", p.ID, "ref", p.BaseRef, "err", err)
+			return apperr.Wrap(err, apperr.Invalid, "could not clone branch %q of repo %q; check the repo, --ref and the token (git said: %s)",
+				p.BaseRef, p.RepoURL, firstLine(err.Error()))
+		}
+		root = repo.Dir
+	}
+	if _, err := loadSite(root, p.DocsRoot); err != nil {
+		return apperr.Wrap(err, apperr.Invalid, "docs root %q of repo %q: %s; set --docs-root to the folder that holds docs.json", p.DocsRoot, p.RepoURL, docsProblem(err))
+	}
+	return nil
+}
+
+// LocalRepo reports whether a project's repo is a path on this machine
+// rather than a URL (scheme://… or git's user@host:path).
+func LocalRepo(repo string) bool {
+	if strings.Contains(repo, "://") {
+		return false
+	}
+	if i := strings.IndexByte(repo, ':'); i > 0 && !strings.ContainsRune(repo[:i], '/') {
+		return false // host:path, git's scp-like syntax
+	}
+	return true
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -30,6 +30,8 @@ const (
 	TurnAnswered = "answered"
 	// TurnNotCovered: nothing relevant was found; the answer said so.
 	TurnNotCovered = "not_covered"
+	// TurnNotIndexed: the domain has no index yet; the answer said so.
+	TurnNotIndexed = "not_indexed"
 	// TurnFailed: retrieval or the model failed; the client got an error.
 	TurnFailed = "failed"
 	// TurnCanceled: the client went away before the answer ended.

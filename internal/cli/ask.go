@@ -53,7 +53,7 @@ func ask(ctx context.Context, args []string, env Env) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("reach docsmith at %s: %w", *base, err)
+		return unreachable(*base, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {

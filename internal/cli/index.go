@@ -3,12 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/config"
-	"github.com/docsmith/docsmith/internal/gitcli"
 )
 
 // indexDomain runs `docsmith index DOMAIN`: it builds or refreshes the
@@ -33,12 +30,7 @@ func indexDomain(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	log := cfg.Logger(env.Stderr)
-	git, err := gitcli.New(gitcli.Config{HomeDir: filepath.Join(cfg.DataDir, "git-home"), Log: log, AllowHTTP: cfg.Agent.GitAllowHTTP})
-	if err != nil {
-		return fmt.Errorf("docsmith needs git: %w", err)
-	}
-	b, err := app.OpenBackend(ctx, cfg, log)
+	b, err := app.OpenBackend(ctx, cfg, cfg.Logger(env.Stderr))
 	if err != nil {
 		return err
 	}
@@ -47,11 +39,11 @@ func indexDomain(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	lookupEnv := env.LookupEnv
-	if lookupEnv == nil {
-		lookupEnv = os.LookupEnv
+	x, err := newIndexer(cfg, b, env)
+	if err != nil {
+		return err
 	}
-	res, err := app.NewIndexer(cfg, git, b.Tenants, b.Index, b.Catalogs, lookupEnv, log).Index(ctx, d)
+	res, err := x.Index(ctx, d)
 	if err != nil {
 		return err
 	}

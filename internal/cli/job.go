@@ -42,6 +42,12 @@ func envOr(env Env, name, fallback string) string {
 	return fallback
 }
 
+// unreachable is the error of a request that got no answer: it names the
+// address tried and where it comes from, the usual thing to fix.
+func unreachable(base string, err error) error {
+	return fmt.Errorf("cannot reach docsmith at %s (set the server address with --url or DOCSMITH_URL): %w", base, err)
+}
+
 func (c *jobClient) check() error {
 	if c.key == "" {
 		return errors.New("an admin key is needed: --key or DOCSMITH_API_KEY")
@@ -77,7 +83,7 @@ func (c *jobClient) do(ctx context.Context, method, path string, body any, out a
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("reach docsmith at %s: %w", c.base, err)
+		return unreachable(c.base, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -231,7 +237,7 @@ func (c *jobClient) watch(ctx context.Context, jobID string, out io.Writer) erro
 				time.Sleep(time.Second)
 				continue
 			}
-			return fmt.Errorf("follow job %s: %w", jobID, err)
+			return fmt.Errorf("follow job %s: %w", jobID, unreachable(c.base, err))
 		}
 		if resp.StatusCode != http.StatusOK {
 			_ = resp.Body.Close()
@@ -239,18 +245,29 @@ func (c *jobClient) watch(ctx context.Context, jobID string, out io.Writer) erro
 			return c.do(ctx, http.MethodGet, "/job/"+url.PathEscape(jobID), nil, &job) // reports the server's error
 		}
 		var id, typ string
+		var at time.Time
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
+			case line == "":
+				at = time.Time{}
+			case strings.HasPrefix(line, ": at "):
+				// The event's own time; a job that finished long ago shows
+				// when each step happened, not when it was read.
+				at, _ = time.Parse(time.RFC3339Nano, strings.TrimPrefix(line, ": at "))
 			case strings.HasPrefix(line, "id: "):
 				id = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "event: "):
 				typ = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "data: "):
 				if s := describeEvent(typ, []byte(strings.TrimPrefix(line, "data: "))); s != "" {
-					fmt.Fprintf(out, "%s  %s\n", time.Now().Format("15:04:05"), s)
+					when := at
+					if when.IsZero() {
+						when = time.Now() // a server that does not send the time
+					}
+					fmt.Fprintf(out, "%s  %s\n", when.Local().Format("15:04:05"), s)
 				}
 				if typ == "status" {
 					var d struct {

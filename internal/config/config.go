@@ -273,13 +273,19 @@ type Loader struct {
 func Bind(fs *flag.FlagSet, all bool) *Loader {
 	l := &Loader{fs: fs, flags: make(map[string]*string), options: table()}
 	l.file = fs.String("config", "", "YAML file of options (keys as in 'docsmith config show'); also DOCSMITH_CONFIG")
+	dataHelp := ""
 	for _, o := range l.options {
 		if all || o.common {
-			l.flags[o.name] = fs.String(o.flagName(), "", fmt.Sprintf("%s (env %s, default %q)", o.desc, o.EnvName(), o.def))
+			help := fmt.Sprintf("%s (env %s, default %q)", o.desc, o.EnvName(), o.def)
+			if o.name == "data_dir" {
+				dataHelp = help
+				help += "; --data is the same flag"
+			}
+			l.flags[o.name] = fs.String(o.flagName(), "", help)
 		}
 	}
-	// SPEC §7 spells it --data.
-	fs.StringVar(l.flags["data_dir"], "data", "", "same as --data-dir")
+	// SPEC §7 spells it --data; both names say the same in every help.
+	fs.StringVar(l.flags["data_dir"], "data", "", dataHelp+"; --data-dir is the same flag")
 	return l
 }
 
@@ -441,7 +447,11 @@ func Help(w io.Writer) error {
 		if def == "" {
 			def = `""`
 		}
-		fmt.Fprintf(tw, "--%s\t%s\t%s\t%s\n", o.flagName(), o.EnvName(), def, o.desc)
+		flagName := "--" + o.flagName()
+		if o.name == "data_dir" {
+			flagName += ", --data"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", flagName, o.EnvName(), def, o.desc)
 	}
 	return tw.Flush()
 }

@@ -125,6 +125,16 @@ func idempotencyKey(r *http.Request) (string, error) {
 	return key, agentjob.ValidateIdempotencyKey(key)
 }
 
+// retryToken names a request for the rate limits by its Idempotency-Key, so
+// retries that arrive before the first attempt is stored (and so miss the
+// replay) are counted once; without a key every request counts.
+func retryToken(action, scope, key string) string {
+	if key == "" {
+		return ""
+	}
+	return action + " " + scope + " " + key
+}
+
 // agentRule is the per-project limit on creates and messages.
 func (s *Server) agentRule(p tenant.Project) ratelimit.Rule {
 	return ratelimit.Rule{Name: "agent requests per project", Key: "agent:project:" + p.ID, Limit: s.Limits.AgentPerProjectHour, Window: time.Hour}
@@ -153,7 +163,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusCreated, renderJob(job))
 		return nil
 	}
-	if err := s.limit(w, r, s.agentRule(project)); err != nil {
+	if err := s.limitOnce(w, r, retryToken("create", project.ID, key), s.agentRule(project)); err != nil {
 		return err
 	}
 	job, _, err := s.Jobs.Create(r.Context(), project, prompt, key)
@@ -205,7 +215,7 @@ func (s *Server) messageJob(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, renderJob(job))
 		return nil
 	}
-	if err := s.limit(w, r, s.agentRule(project)); err != nil {
+	if err := s.limitOnce(w, r, retryToken("message", project.ID+"/"+jobID, key), s.agentRule(project)); err != nil {
 		return err
 	}
 	job, _, err := s.Jobs.Message(r.Context(), project.ID, jobID, prompt, key)

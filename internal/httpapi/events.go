@@ -60,7 +60,9 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			for _, e := range events {
-				if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data); err != nil {
+				// The comment carries the time the event was recorded, for
+				// clients that show it (SSE has no field for it; others skip it).
+				if _, err := fmt.Fprintf(w, ": at %s\nid: %d\nevent: %s\ndata: %s\n\n", formatTime(e.CreatedAt), e.ID, e.Type, e.Data); err != nil {
 					return nil // the client went away
 				}
 				after = e.ID

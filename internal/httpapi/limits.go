@@ -16,7 +16,13 @@ import (
 // limit counts the request against rules and sets the RateLimit headers;
 // over a limit it returns a RateLimited error and sets Retry-After.
 func (s *Server) limit(w http.ResponseWriter, r *http.Request, rules ...ratelimit.Rule) error {
-	d, err := s.Limiter.Allow(r.Context(), rules...)
+	return s.limitOnce(w, r, "", rules...)
+}
+
+// limitOnce is limit for a request that token names (empty: none), so that
+// its retries, even concurrent ones, are counted once.
+func (s *Server) limitOnce(w http.ResponseWriter, r *http.Request, token string, rules ...ratelimit.Rule) error {
+	d, err := s.Limiter.AllowOnce(r.Context(), token, rules...)
 	if err != nil {
 		return err
 	}
@@ -50,7 +56,7 @@ func (s *Server) assistantRules(p tenant.Principal, clientIP netip.Addr) []ratel
 // assistantIPRule is the assistant's per client IP limit alone, for the
 // public discovery endpoints, which have no key to count against.
 func (s *Server) assistantIPRule(clientIP netip.Addr) ratelimit.Rule {
-	return ratelimit.Rule{Name: "assistant requests per client IP", Key: "assistant:ip:" + clientIP.String(), Limit: s.Limits.AssistantPerIPDay, Window: 24 * time.Hour}
+	return ratelimit.Rule{Name: "assistant requests per client IP", Key: "assistant:ip:" + ratelimit.ClientKey(clientIP), Limit: s.Limits.AssistantPerIPDay, Window: 24 * time.Hour}
 }
 
 // clientIP is the connection's peer, unless the peer is a trusted proxy: then

@@ -112,4 +112,40 @@ func TestAssistantLimits(t *testing.T) {
 	}
 }
 
+// TestClientIPLimitBySubnet checks that the per-IP limit counts an IPv6
+// client by its /64: a client cannot get around it with a fresh address of
+// its subnet for every request.
+func TestClientIPLimitBySubnet(t *testing.T) {
+	t.Parallel()
+	store, err := sqlite.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := &Server{Deps: Deps{
+		Limiter: ratelimit.New(store, func() time.Time { return now }),
+		Limits:  Limits{AssistantPerIPDay: 2},
+	}}
+	p := tenant.Principal{OrgID: "acme", KeyID: "key-a"}
+	allow := func(addr string) error {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		return s.limit(httptest.NewRecorder(), r, s.assistantRules(p, netip.MustParseAddr(addr))...)
+	}
+	for _, addr := range []string{"2001:db8:5:6::1", "2001:db8:5:6:ffff:ffff:ffff:ffff"} {
+		if err := allow(addr); err != nil {
+			t.Fatalf("request from %s refused: %v", addr, err)
+		}
+	}
+	if err := allow("2001:db8:5:6::abcd"); !apperr.Is(err, apperr.RateLimited) || !contains(apperr.MessageOf(err), "per client IP") {
+		t.Fatalf("third request from the same /64: %v; want the per-IP limit", err)
+	}
+	// The next /64 and an IPv4 client have limits of their own.
+	for _, addr := range []string{"2001:db8:5:7::1", "192.0.2.1", "192.0.2.2"} {
+		if err := allow(addr); err != nil {
+			t.Fatalf("request from %s refused: %v", addr, err)
+		}
+	}
+}
+
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -1,12 +1,19 @@
 // Package ratelimit enforces SPEC §6's limits with sliding windows kept in the
 // store, so counts survive restarts and are shared by every replica that
 // uses the same store.
+//
+// A store keeps one entry per recorded hit while it is inside its window:
+// at most Limit entries per key, since refused hits are not recorded. Entries
+// that left their window are deleted, those of the keys being checked at
+// once and, a bounded batch at a time, those of keys never seen again, so
+// storage follows the traffic of the last window rather than all traffic.
 package ratelimit
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"time"
 )
 
@@ -29,9 +36,21 @@ type Usage struct {
 // Store checks and records hits. Take counts, for each rule, the hits of its
 // key in (now-window, now]; if every rule has room it records one hit for
 // each, all atomically, and reports allowed. Otherwise nothing is recorded.
+//
+// A non-empty token names the request (a retried request carries the same
+// one): a rule whose key already holds a hit with that token in its window
+// counts as already taken — it is neither checked against its limit nor
+// recorded again — so concurrent retries of one request are counted once.
+// Each hit expires when it leaves its rule's window; a store deletes expired
+// hits of any key as it goes, so its size stays bounded.
 type Store interface {
-	Take(ctx context.Context, now time.Time, rules []Rule) (allowed bool, usage []Usage, err error)
+	Take(ctx context.Context, now time.Time, token string, rules []Rule) (allowed bool, usage []Usage, err error)
 }
+
+// SweepBatch is how many expired hits of other keys a store deletes on one
+// Take at most: more than any Take records (one per rule), so the expired
+// hits never pile up, and few enough that one Take stays short.
+const SweepBatch = 256
 
 // Limiter checks requests against rules.
 type Limiter struct {
@@ -55,6 +74,13 @@ type Decision struct {
 
 // Allow checks and records one request against every rule.
 func (l *Limiter) Allow(ctx context.Context, rules ...Rule) (Decision, error) {
+	return l.AllowOnce(ctx, "", rules...)
+}
+
+// AllowOnce is Allow for a request that may be retried: every attempt
+// carrying the same token (e.g. derived from an Idempotency-Key) is counted
+// once, even when the attempts arrive at the same time.
+func (l *Limiter) AllowOnce(ctx context.Context, token string, rules ...Rule) (Decision, error) {
 	active := rules[:0:0]
 	for _, r := range rules {
 		if r.Limit > 0 {
@@ -64,7 +90,7 @@ func (l *Limiter) Allow(ctx context.Context, rules ...Rule) (Decision, error) {
 	if len(active) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	allowed, usage, err := l.store.Take(ctx, l.now(), active)
+	allowed, usage, err := l.store.Take(ctx, l.now(), token, active)
 	if err != nil {
 		return Decision{}, fmt.Errorf("check rate limits: %w", err)
 	}
@@ -112,4 +138,19 @@ func windowName(w time.Duration) string {
 		return "month (30 days)"
 	}
 	return w.String()
+}
+
+// ClientKey is the part of a client address that per-IP limits count: an
+// IPv4 address (or an IPv4-mapped IPv6 one) as itself, an IPv6 address by
+// its /64, the smallest prefix a site is usually given, so that one client
+// cannot pick a fresh address of its subnet for every request.
+func ClientKey(a netip.Addr) string {
+	if !a.IsValid() {
+		return "unknown"
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
 }

@@ -1,11 +1,15 @@
 package tenant
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -41,6 +45,12 @@ type SetupProject struct {
 	Model     string `yaml:"model"`
 }
 
+// Project is the project the entry describes, in organization orgID.
+func (sp SetupProject) Project(orgID string) Project {
+	return Project{ID: sp.ID, OrgID: orgID, RepoURL: sp.Repo, BaseRef: sp.Ref, ForgeKind: sp.Forge, ForgeURL: sp.ForgeURL,
+		TokenEnv: sp.TokenEnv, TokenFile: sp.TokenFile, DocsRoot: sp.DocsRoot, Model: sp.Model}
+}
+
 // SetupDomain mirrors 'docsmith domain create'.
 type SetupDomain struct {
 	ID             string   `yaml:"id"`
@@ -60,15 +70,175 @@ type SetupKey struct {
 }
 
 // ParseSetup reads a set-up file; unknown keys are errors, so a typo does
-// not silently drop a setting.
+// not silently drop a setting. Errors name the file's keys and lines
+// (orgs[0].projects[1].repo), never the Go types they are read into.
 func ParseSetup(r io.Reader) (Setup, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxSetupBytes+1))
+	if err != nil {
+		return Setup{}, fmt.Errorf("read the set-up file: %w", err)
+	}
+	if len(data) > maxSetupBytes {
+		return Setup{}, apperr.New(apperr.Invalid, "set-up file is larger than %d bytes", maxSetupBytes)
+	}
 	var s Setup
-	dec := yaml.NewDecoder(r)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
-		return Setup{}, apperr.Wrap(err, apperr.Invalid, "set-up file: %v", err)
+		var doc yaml.Node
+		_ = yaml.Unmarshal(data, &doc) // for the keys' names; a syntax error has none
+		return Setup{}, apperr.New(apperr.Invalid, "set-up file: %s", setupProblems(err, &doc))
 	}
 	return s, nil
+}
+
+// maxSetupBytes bounds a set-up file: a few thousand entries fit.
+const maxSetupBytes = 4 << 20
+
+var (
+	unknownKeyError = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
+	typeError       = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+	nodeTypeError   = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) into (\S+)$`)
+	goTypeName      = regexp.MustCompile(`[\[\]*]*tenant\.\w+`)
+)
+
+// setupProblems rewrites the YAML decoder's errors in the file's terms.
+func setupProblems(err error, doc *yaml.Node) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	paths := map[int]string{}
+	kinds := map[string]map[int]string{} // YAML tag -> line -> path of a node of that kind
+	keyPaths(doc, "", paths, kinds)
+	out := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		if m := unknownKeyError.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			where := strings.TrimSuffix(strings.TrimSuffix(paths[line], m[2]), ".")
+			if where == "" {
+				where = "the top level"
+			}
+			msg := fmt.Sprintf("line %d: unknown key %q in %s", line, m[2], where)
+			if known := setupKeys[m[3]]; known != "" {
+				msg += "; the keys there are " + known
+			}
+			out = append(out, msg)
+			continue
+		}
+		if m := typeError.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			out = append(out, fmt.Sprintf("line %d: %s is %q; it must be %s", line, orWhat(paths[line]), m[3], setupKind(m[4])))
+			continue
+		}
+		if m := nodeTypeError.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			where := kinds[m[2]][line]
+			if where == "" {
+				where = paths[line]
+			}
+			if where == "" || m[3] == "tenant.Setup" {
+				where = "the top level"
+			}
+			out = append(out, fmt.Sprintf("line %d: %s is %s; it must be %s", line, where, yamlKind(m[2]), setupKind(m[3])))
+			continue
+		}
+		out = append(out, goTypeName.ReplaceAllString(e, "a value"))
+	}
+	return strings.Join(out, "; ")
+}
+
+// yamlKind names a YAML tag as the file's author knows it.
+func yamlKind(tag string) string {
+	switch tag {
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "str":
+		return "a string"
+	case "int", "float":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "null":
+		return "empty"
+	}
+	return "a " + tag
+}
+
+func orWhat(path string) string {
+	if path == "" {
+		return "a value"
+	}
+	return path
+}
+
+// keyPaths records, for each line of the document, the path of the
+// deepest key or item on it, and the same by the kind of node there (a
+// line of flow style holds several).
+func keyPaths(n *yaml.Node, path string, out map[int]string, kinds map[string]map[int]string) {
+	if path != "" {
+		out[n.Line] = path
+		tag := strings.TrimPrefix(n.ShortTag(), "!!")
+		if kinds[tag] == nil {
+			kinds[tag] = map[int]string{}
+		}
+		kinds[tag][n.Line] = path
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			keyPaths(c, path, out, kinds)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			keyPaths(c, fmt.Sprintf("%s[%d]", path, i), out, kinds)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			out[k.Line] = p
+			keyPaths(v, p, out, kinds)
+		}
+	}
+}
+
+// setupKeys lists the keys of each part of the file, by the Go type the
+// decoder names in its errors.
+var setupKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, v := range []any{Setup{}, SetupOrg{}, SetupProject{}, SetupDomain{}, SetupKey{}} {
+		t := reflect.TypeOf(v)
+		var keys []string
+		for i := range t.NumField() {
+			if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" {
+				keys = append(keys, k)
+			}
+		}
+		m[t.String()] = strings.Join(keys, ", ")
+	}
+	return m
+}()
+
+// setupKind says in YAML's terms what a Go type the decoder names holds.
+func setupKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case goType == "bool" || goType == "*bool":
+		return "true or false"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "int"):
+		return "a whole number"
+	case setupKeys[goType] != "":
+		return "a mapping of " + setupKeys[goType]
+	}
+	return "another kind of value"
 }
 
 // NewKey is a key Apply created, with the secret to show once.
@@ -100,8 +270,7 @@ func (s *Service) Apply(ctx context.Context, setup Setup) (ApplyResult, error) {
 			return res, fmt.Errorf("%s: %w", where, err)
 		}
 		for j, sp := range o.Projects {
-			p := Project{ID: sp.ID, OrgID: o.ID, RepoURL: sp.Repo, BaseRef: sp.Ref, ForgeKind: sp.Forge, ForgeURL: sp.ForgeURL, TokenEnv: sp.TokenEnv, TokenFile: sp.TokenFile, DocsRoot: sp.DocsRoot, Model: sp.Model}
-			change, err := s.applyProject(ctx, p)
+			change, err := s.applyProject(ctx, sp.Project(o.ID))
 			if err != nil {
 				return res, fmt.Errorf("%s.projects[%d] (%s): %w", where, j, sp.ID, err)
 			}

@@ -159,7 +159,7 @@ func (p *Project) Normalize() error {
 	if p.Model == "" {
 		p.Model = DefaultModel
 	}
-	return ValidModel(p.Model)
+	return ValidAgentModel(p.Model)
 }
 
 // Normalize fills defaults and checks a domain before it is stored.
@@ -192,7 +192,22 @@ func (d *Domain) Normalize() error {
 	return nil
 }
 
-// ValidModel checks a PROVIDER/MODEL name.
+// ValidAgentModel checks a project's agent model: the builtin agent or a
+// PROVIDER/MODEL. The extractive model only quotes passages; it cannot edit.
+func ValidAgentModel(m string) error {
+	switch {
+	case m == "builtin":
+		return nil
+	case m == "extractive":
+		return apperr.New(apperr.Invalid, "model \"extractive\" is an assistant model (for domains); the agent model must be builtin, openai/NAME or anthropic/NAME")
+	case strings.HasPrefix(m, "openai/") && len(m) > len("openai/"),
+		strings.HasPrefix(m, "anthropic/") && len(m) > len("anthropic/"):
+		return nil
+	}
+	return apperr.New(apperr.Invalid, "agent model %q must be builtin, openai/NAME or anthropic/NAME", m)
+}
+
+// ValidModel checks an assistant (domain) model name.
 func ValidModel(m string) error {
 	switch {
 	case m == "builtin", m == "extractive":

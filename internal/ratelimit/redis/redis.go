@@ -20,27 +20,37 @@ import (
 )
 
 // takeScript checks every rule and records a hit in each only if all have
-// room (ratelimit.Store's contract).
+// room (ratelimit.Store's contract). A rule whose key already holds the
+// request's token as a member is taken already: not checked, not recorded
+// again. Every key expires a second after its newest hit leaves the window,
+// so keys never checked again leave Redis on their own.
 //
 //	KEYS[i]          the hits of rule i: members scored by time in µs
 //	ARGV[1]          now, in µs since the Unix epoch
-//	ARGV[2]          a prefix for this call's members, unique per call
-//	ARGV[2i+1], [2i+2]  rule i's window (µs) and limit
+//	ARGV[2]          this call's member: the request's token ("t:…"), or
+//	                 a prefix unique to this call ("n:…")
+//	ARGV[3]          "1" when ARGV[2] is a token
+//	ARGV[2i+2], [2i+3]  rule i's window (µs) and limit
 //
-// It returns {allowed (1|0), count_1, oldest_1, count_2, oldest_2, …} with
-// the counts before this hit and each oldest score ("" when none).
+// It returns {allowed (1|0), count_1, oldest_1, taken_1, count_2, …} with
+// the counts before this hit, each oldest score ("" when none) and 1 for a
+// rule the token had taken already.
 const takeScript = `
 local now = tonumber(ARGV[1])
+local isToken = ARGV[3] == '1'
 local out = {1}
 local allowed = true
+local taken = {}
 for i = 1, #KEYS do
-	local start = now - tonumber(ARGV[2 * i + 1])
+	local start = now - tonumber(ARGV[2 * i + 2])
 	redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', start)
 	local count = redis.call('ZCARD', KEYS[i])
 	local oldest = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
+	taken[i] = isToken and redis.call('ZSCORE', KEYS[i], ARGV[2]) ~= false
 	out[#out + 1] = count
 	out[#out + 1] = oldest[2] or ''
-	if count >= tonumber(ARGV[2 * i + 2]) then
+	out[#out + 1] = taken[i] and 1 or 0
+	if not taken[i] and count >= tonumber(ARGV[2 * i + 3]) then
 		allowed = false
 	end
 end
@@ -49,8 +59,14 @@ if not allowed then
 	return out
 end
 for i = 1, #KEYS do
-	redis.call('ZADD', KEYS[i], now, ARGV[2] .. ':' .. i)
-	redis.call('PEXPIRE', KEYS[i], math.floor(tonumber(ARGV[2 * i + 1]) / 1000) + 1000)
+	if not taken[i] then
+		local member = ARGV[2]
+		if not isToken then
+			member = member .. ':' .. i
+		end
+		redis.call('ZADD', KEYS[i], now, member)
+		redis.call('PEXPIRE', KEYS[i], math.floor(tonumber(ARGV[2 * i + 2]) / 1000) + 1000)
+	end
 end
 return out
 `
@@ -100,15 +116,19 @@ func (s *Store) Close() error { return s.client.Close() }
 // Take counts, for each rule, the hits of its key in (now-window, now]; if
 // every rule has room it records one hit for each. Both happen in one
 // script, so replicas taking from the same key at once are counted exactly.
-func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
-	var nonce [12]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return false, nil, fmt.Errorf("rate limit nonce: %w", err)
+func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
+	member, isToken := "t:"+token, "1"
+	if token == "" {
+		var nonce [12]byte
+		if _, err := rand.Read(nonce[:]); err != nil {
+			return false, nil, fmt.Errorf("rate limit nonce: %w", err)
+		}
+		member, isToken = "n:"+hex.EncodeToString(nonce[:]), "0"
 	}
 	nowUS := now.UnixMicro()
 	keys := make([]string, len(rules))
-	args := make([]any, 0, 2+2*len(rules))
-	args = append(args, nowUS, hex.EncodeToString(nonce[:]))
+	args := make([]any, 0, 3+2*len(rules))
+	args = append(args, nowUS, member, isToken)
 	for i, r := range rules {
 		keys[i] = s.prefix + r.Key
 		args = append(args, r.Window.Microseconds(), r.Limit)
@@ -117,18 +137,18 @@ func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule)
 	if err != nil {
 		return false, nil, fmt.Errorf("rate limit script: %w", err)
 	}
-	if len(res) != 1+2*len(rules) {
+	if len(res) != 1+3*len(rules) {
 		return false, nil, fmt.Errorf("rate limit script returned %d values for %d rules", len(res), len(rules))
 	}
 	allowed := res[0] == int64(1)
 	usage := make([]ratelimit.Usage, len(rules))
 	for i, r := range rules {
-		count, ok := res[1+2*i].(int64)
+		count, ok := res[1+3*i].(int64)
 		if !ok {
-			return false, nil, fmt.Errorf("rate limit script: count of %s is %T", r.Key, res[1+2*i])
+			return false, nil, fmt.Errorf("rate limit script: count of %s is %T", r.Key, res[1+3*i])
 		}
 		usage[i] = ratelimit.Usage{Rule: r, Used: int(count), ResetIn: r.Window}
-		if oldest, _ := res[2+2*i].(string); oldest != "" {
+		if oldest, _ := res[2+3*i].(string); oldest != "" {
 			f, err := strconv.ParseFloat(oldest, 64)
 			if err != nil {
 				return false, nil, fmt.Errorf("rate limit script: oldest hit of %s: %w", r.Key, err)
@@ -136,7 +156,7 @@ func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule)
 			start := nowUS - r.Window.Microseconds()
 			usage[i].ResetIn = time.Duration(int64(f)-start) * time.Microsecond
 		}
-		if allowed {
+		if taken := res[3+3*i] == int64(1); allowed && !taken {
 			usage[i].Used++
 		}
 	}

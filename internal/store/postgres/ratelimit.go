@@ -10,27 +10,31 @@ import (
 
 // Take checks every rule's sliding window and records a hit in each if all
 // have room, in one statement: the schema's rate_take function
-// (migrations/0001_init.sql) locks the rules' keys, so replicas checking
-// the same key take turns and the count is exact, and deletes the hits
-// that left their window on the way.
-func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
+// (migrations/0006_rate_sweep.sql) locks the rules' keys, so replicas
+// checking the same key take turns and the count is exact, and deletes the
+// hits that left their window on the way, of these keys and of any other.
+func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
 	keys := make([]string, len(rules))
 	starts := make([]time.Time, len(rules))
+	expiries := make([]time.Time, len(rules))
 	limits := make([]int32, len(rules))
 	for i, r := range rules {
-		keys[i], starts[i], limits[i] = r.Key, now.Add(-r.Window), int32(min(r.Limit, 1<<31-1))
+		keys[i], starts[i], expiries[i], limits[i] = r.Key, now.Add(-r.Window), now.Add(r.Window), int32(min(r.Limit, 1<<31-1))
 	}
-	rows, err := s.pool.Query(ctx, `SELECT used, oldest, allowed FROM rate_take($1, $2, $3, $4)`, keys, starts, limits, now)
+	rows, err := s.pool.Query(ctx, `SELECT used, oldest, allowed, taken FROM rate_take($1, $2, $3, $4, $5, $6, $7)`,
+		keys, starts, limits, expiries, token, ratelimit.SweepBatch, now)
 	if err != nil {
 		return false, nil, fmt.Errorf("check rate limits: %w", err)
 	}
 	defer rows.Close()
 	usage := make([]ratelimit.Usage, 0, len(rules))
+	taken := make([]bool, 0, len(rules))
 	allowed := true
 	for rows.Next() {
 		var used int
 		var oldest *time.Time
-		if err := rows.Scan(&used, &oldest, &allowed); err != nil {
+		var done bool
+		if err := rows.Scan(&used, &oldest, &allowed, &done); err != nil {
 			return false, nil, fmt.Errorf("check rate limits: %w", err)
 		}
 		i := len(usage)
@@ -42,6 +46,7 @@ func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule)
 			u.ResetIn = oldest.Sub(starts[i])
 		}
 		usage = append(usage, u)
+		taken = append(taken, done)
 	}
 	if err := rows.Err(); err != nil {
 		return false, nil, fmt.Errorf("check rate limits: %w", err)
@@ -51,8 +56,19 @@ func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule)
 	}
 	if allowed {
 		for i := range usage {
-			usage[i].Used++
+			if !taken[i] {
+				usage[i].Used++
+			}
 		}
 	}
 	return allowed, usage, nil
+}
+
+// RateLimitEntries is the number of rate-limit hits the store holds.
+func (s *Store) RateLimitEntries(ctx context.Context) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM rate_hits`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count rate-limit hits: %w", err)
+	}
+	return n, nil
 }

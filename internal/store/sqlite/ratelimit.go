@@ -10,9 +10,11 @@ import (
 )
 
 // Take checks every rule's sliding window and records a hit in each if all
-// have room. Hits that left their window are deleted on the way.
-func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
+// have room. Hits that left their window are deleted on the way: those of
+// the rules' keys, and up to ratelimit.SweepBatch of any other key.
+func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
 	usage := make([]ratelimit.Usage, len(rules))
+	taken := make([]bool, len(rules))
 	allowed := true
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		allowed = true
@@ -31,15 +33,29 @@ func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule)
 			if oldest.Valid {
 				usage[i].ResetIn = time.Duration(oldest.Int64-start) * time.Microsecond
 			}
-			if count >= r.Limit {
+			taken[i] = false
+			if token != "" {
+				err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM rate_hits WHERE key = ? AND token = ?)`, r.Key, token).Scan(&taken[i])
+				if err != nil {
+					return fmt.Errorf("look up the request's hit of %s: %w", r.Key, err)
+				}
+			}
+			if !taken[i] && count >= r.Limit {
 				allowed = false
 			}
+		}
+		if err := sweepRateHits(ctx, tx, nowUS); err != nil {
+			return err
 		}
 		if !allowed {
 			return nil
 		}
 		for i, r := range rules {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO rate_hits (key, at) VALUES (?, ?)`, r.Key, nowUS); err != nil {
+			if taken[i] {
+				continue
+			}
+			expires := nowUS + r.Window.Microseconds()
+			if _, err := tx.ExecContext(ctx, `INSERT INTO rate_hits (key, at, expires, token) VALUES (?, ?, ?, NULLIF(?, ''))`, r.Key, nowUS, expires, token); err != nil {
 				return fmt.Errorf("record hit of %s: %w", r.Key, err)
 			}
 			usage[i].Used++
@@ -47,4 +63,22 @@ func (s *Store) Take(ctx context.Context, now time.Time, rules []ratelimit.Rule)
 		return nil
 	})
 	return allowed, usage, err
+}
+
+// sweepRateHits deletes a batch of hits, of any key, that left their window.
+func sweepRateHits(ctx context.Context, tx *sql.Tx, nowUS int64) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM rate_hits WHERE rowid IN (SELECT rowid FROM rate_hits WHERE expires <= ? LIMIT ?)`, nowUS, ratelimit.SweepBatch)
+	if err != nil {
+		return fmt.Errorf("sweep expired rate-limit hits: %w", err)
+	}
+	return nil
+}
+
+// RateLimitEntries is the number of rate-limit hits the store holds.
+func (s *Store) RateLimitEntries(ctx context.Context) (int, error) {
+	var n int
+	if err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM rate_hits`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count rate-limit hits: %w", err)
+	}
+	return n, nil
 }

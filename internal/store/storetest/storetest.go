@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,6 +87,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
+	cases = append(cases, testCase{"RateLimit/Sweep", testRateLimitSweep})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -109,6 +111,8 @@ func rateLimitCases() []rateLimitCase {
 		{"RateLimit/MultipleRules", testRateLimitMultipleRules},
 		{"RateLimit/KeysIndependent", testRateLimitKeysIndependent},
 		{"RateLimit/Concurrent", testRateLimitConcurrent},
+		{"RateLimit/Token", testRateLimitToken},
+		{"RateLimit/TokenConcurrent", testRateLimitTokenConcurrent},
 	}
 }
 
@@ -1914,7 +1918,7 @@ func approx(got, want time.Duration) bool {
 
 func take(t *testing.T, s ratelimit.Store, now time.Time, rules ...ratelimit.Rule) (bool, []ratelimit.Usage) {
 	t.Helper()
-	allowed, usage, err := s.Take(t.Context(), now, rules)
+	allowed, usage, err := s.Take(t.Context(), now, "", rules)
 	must(t, err, "Take")
 	if len(usage) != len(rules) {
 		t.Fatalf("Take returned %d usages for %d rules", len(usage), len(rules))
@@ -1923,6 +1927,17 @@ func take(t *testing.T, s ratelimit.Store, now time.Time, rules ...ratelimit.Rul
 		if u.Rule != rules[i] {
 			t.Errorf("usage %d is of rule %+v, want %+v", i, u.Rule, rules[i])
 		}
+	}
+	return allowed, usage
+}
+
+// takeOnce is take for a request named by token.
+func takeOnce(t *testing.T, s ratelimit.Store, now time.Time, token string, rules ...ratelimit.Rule) (bool, []ratelimit.Usage) {
+	t.Helper()
+	allowed, usage, err := s.Take(t.Context(), now, token, rules)
+	must(t, err, "Take")
+	if len(usage) != len(rules) {
+		t.Fatalf("Take returned %d usages for %d rules", len(usage), len(rules))
 	}
 	return allowed, usage
 }
@@ -2023,6 +2038,125 @@ func testRateLimitKeysIndependent(t *testing.T, s ratelimit.Store) {
 	xAgain.Name = "x, named differently"
 	if allowed, usage := take(t, s, t0.Add(5*time.Second), xAgain); allowed || usage[0].Used != 2 {
 		t.Errorf("x under another name: allowed=%v used=%d; want false, 2", allowed, usage[0].Used)
+	}
+}
+
+func testRateLimitToken(t *testing.T, s ratelimit.Store) {
+	t0 := baseTime()
+	one := ratelimit.Rule{Name: "per project", Key: "agent:project:once", Limit: 1, Window: time.Hour}
+	if ok, usage := takeOnce(t, s, t0, "create a", one); !ok || usage[0].Used != 1 {
+		t.Fatalf("first take of token a: allowed=%v used=%d; want true, 1", ok, usage[0].Used)
+	}
+	// The retry of a is counted already: allowed though the rule is full,
+	// and nothing more is recorded.
+	if ok, usage := takeOnce(t, s, t0.Add(time.Minute), "create a", one); !ok || usage[0].Used != 1 {
+		t.Fatalf("retry of token a: allowed=%v used=%d; want true, 1", ok, usage[0].Used)
+	}
+	if ok, usage := takeOnce(t, s, t0.Add(2*time.Minute), "create b", one); ok || usage[0].Used != 1 {
+		t.Fatalf("token b with the rule full: allowed=%v used=%d; want false, 1", ok, usage[0].Used)
+	}
+	if ok, _ := take(t, s, t0.Add(3*time.Minute), one); ok {
+		t.Fatalf("a take without a token with the rule full was allowed")
+	}
+	// A token counts only in the keys that hold it: another key with room
+	// records the hit, one that is full refuses it.
+	other := ratelimit.Rule{Name: "per org", Key: "agent:org:once", Limit: 2, Window: time.Hour}
+	if ok, usage := takeOnce(t, s, t0.Add(4*time.Minute), "create a", one, other); !ok || usage[0].Used != 1 || usage[1].Used != 1 {
+		t.Fatalf("token a over both rules: allowed=%v usage=%+v; want true, 1 and 1", ok, usage)
+	}
+	if ok, usage := takeOnce(t, s, t0.Add(5*time.Minute), "create a", other); !ok || usage[0].Used != 1 {
+		t.Fatalf("token a again on the second rule: allowed=%v used=%d; want true, 1", ok, usage[0].Used)
+	}
+	// Once its hit left the window, the token is a new request.
+	if ok, usage := takeOnce(t, s, t0.Add(time.Hour), "create a", one); !ok || usage[0].Used != 1 {
+		t.Fatalf("token a after the window: allowed=%v used=%d; want true, 1", ok, usage[0].Used)
+	}
+	if ok, _ := take(t, s, t0.Add(time.Hour+time.Minute), one); ok {
+		t.Fatalf("the rule holds token a's new hit, yet a take was allowed")
+	}
+}
+
+// testRateLimitTokenConcurrent sends one request's retries all at once:
+// every one is allowed and the request is counted once.
+func testRateLimitTokenConcurrent(t *testing.T, s ratelimit.Store) {
+	t0 := baseTime()
+	rule := ratelimit.Rule{Name: "per project", Key: "agent:project:retries", Limit: 3, Window: time.Hour}
+	const retries = 12
+	var wg sync.WaitGroup
+	var allowed atomic.Int32
+	start := make(chan struct{})
+	for range retries {
+		wg.Go(func() {
+			<-start
+			ok, _, err := s.Take(t.Context(), t0, "create same-key", []ratelimit.Rule{rule})
+			if err != nil {
+				t.Errorf("Take: %v", err)
+				return
+			}
+			if ok {
+				allowed.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if n := allowed.Load(); n != retries {
+		t.Fatalf("%d of %d concurrent retries allowed, want all", n, retries)
+	}
+	// The one request left room for exactly two more.
+	for i := 2; i <= 3; i++ {
+		if ok, usage := take(t, s, t0.Add(time.Second), rule); !ok || usage[0].Used != i {
+			t.Fatalf("take %d after the retries: allowed=%v used=%d; want true, %d", i, ok, usage[0].Used, i)
+		}
+	}
+	if ok, _ := take(t, s, t0.Add(time.Second), rule); ok {
+		t.Fatalf("the retries were counted once, yet a fourth request was allowed")
+	}
+}
+
+// rateLimitEntries is what the SQL stores report of their size.
+type rateLimitEntries interface {
+	RateLimitEntries(ctx context.Context) (int, error)
+}
+
+// testRateLimitSweep checks that hits of keys never seen again do not stay:
+// once they left their window, later takes of other keys delete them.
+func testRateLimitSweep(t *testing.T, s Store) {
+	counter, ok := s.(rateLimitEntries)
+	if !ok {
+		t.Fatalf("%T does not report its rate-limit entries", s)
+	}
+	entries := func() int {
+		t.Helper()
+		n, err := counter.RateLimitEntries(t.Context())
+		must(t, err, "RateLimitEntries")
+		return n
+	}
+	t0 := baseTime()
+	const oneOff = 2*ratelimit.SweepBatch + 10
+	for i := range oneOff {
+		rule := ratelimit.Rule{Name: "per client IP", Key: fmt.Sprintf("assistant:ip:198.51.%d.%d", i/256, i%256), Limit: 5, Window: time.Hour}
+		if ok, _ := take(t, s, t0, rule); !ok {
+			t.Fatalf("one-off take %d refused", i)
+		}
+	}
+	day := ratelimit.Rule{Name: "per org", Key: "assistant:org:acme", Limit: 5, Window: 24 * time.Hour}
+	take(t, s, t0, day)
+	if n := entries(); n != oneOff+1 {
+		t.Fatalf("%d entries after %d one-off takes and one daily, want %d", n, oneOff, oneOff+1)
+	}
+	// Two hours on, the hourly hits are expired; takes of another key sweep
+	// them a batch at a time, and the daily hit stays.
+	live := ratelimit.Rule{Name: "per client IP", Key: "assistant:ip:192.0.2.1", Limit: 100, Window: time.Hour}
+	const takes = 4
+	for i := range takes {
+		take(t, s, t0.Add(2*time.Hour+time.Duration(i)*time.Second), live)
+	}
+	if n := entries(); n != takes+1 {
+		t.Fatalf("%d entries after the sweep, want %d (the live key's %d and the daily hit)", n, takes+1, takes)
+	}
+	if ok, usage := take(t, s, t0.Add(3*time.Hour), day); !ok || usage[0].Used != 2 {
+		t.Fatalf("the daily key after the sweep: allowed=%v used=%d; want true, 2", ok, usage[0].Used)
 	}
 }
 
@@ -2325,7 +2459,7 @@ func testRateLimitConcurrent(t *testing.T, s ratelimit.Store) {
 		wg.Go(func() {
 			<-start
 			for range each {
-				ok, _, err := s.Take(t.Context(), t0, []ratelimit.Rule{own, shared})
+				ok, _, err := s.Take(t.Context(), t0, "", []ratelimit.Rule{own, shared})
 				if err != nil {
 					t.Errorf("Take: %v", err)
 					return

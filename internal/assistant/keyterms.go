@@ -1,0 +1,120 @@
+package assistant
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/docsmith/docsmith/internal/search"
+)
+
+// keyTerms are the question's words that say what it is about: its
+// meaningful words (queryWords) without the generic ones that docs use on
+// every page ("Does it support Windows?" is about Windows, not support).
+// ok is false when the question has none, or has words of a script written
+// without spaces, where words cannot be told apart this simply.
+func keyTerms(question string) (terms []string, ok bool) {
+	for _, w := range queryWords(question) {
+		for _, r := range w {
+			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai) {
+				return nil, false
+			}
+		}
+		if !genericWords[w] {
+			terms = append(terms, w)
+		}
+	}
+	return terms, len(terms) > 0
+}
+
+// onTopic keeps the passages that contain at least one of the question's
+// key terms, in their title or text, and numbers them from 1 again. Terms
+// that most pages of the site contain (the product's name, say) do not
+// count while the question has others. A question without key terms keeps
+// every passage: there is nothing to check it against.
+func (a *Answer) onTopic(ctx context.Context, ps []passage) []passage {
+	terms, ok := keyTerms(a.req.Question())
+	if !ok || len(ps) == 0 {
+		return ps
+	}
+	if len(terms) > 1 {
+		common := a.svc.commonTerms(ctx, a.domain.ID, terms)
+		if rest := slices.DeleteFunc(slices.Clone(terms), func(w string) bool { return common[w] }); len(rest) > 0 {
+			terms = rest
+		}
+	}
+	var out []passage
+	for _, p := range ps {
+		if matches(p.title+"\n"+p.text, terms) > 0 {
+			p.n = len(out) + 1
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// commonTerms are the terms (word prefixes) that more than half of the
+// domain's pages contain (or maxCommonPages of a large site), counted in
+// its index, on a site of a few pages at least. A failed count leaves a
+// term uncommon: the check is then only stricter than it needs to be.
+func (s *Service) commonTerms(ctx context.Context, domain string, terms []string) map[string]bool {
+	pages, err := s.index.PageHashes(ctx, domain)
+	if err != nil || len(pages) < minPagesForCommon {
+		return nil
+	}
+	enough := min(len(pages)/2+1, maxCommonPages)
+	common := map[string]bool{}
+	for _, w := range terms {
+		hits, err := s.index.Search(ctx, domain, search.Query{
+			Text:       w,
+			Terms:      []search.Term{{Words: []string{w}, Prefix: true, Required: true}},
+			Limit:      enough,
+			MaxPerPage: 1,
+		})
+		if err != nil {
+			s.log.DebugContext(ctx, "count the pages of a term", "domain", domain, "err", err)
+			continue
+		}
+		common[w] = len(hits) >= enough
+	}
+	return common
+}
+
+const (
+	// minPagesForCommon is the size of site below which no term is
+	// common: on two pages, "more than half" says nothing.
+	minPagesForCommon = 3
+	// maxCommonPages bounds the count: a term on that many pages is
+	// common on any site, and the search stays small.
+	maxCommonPages = 200
+)
+
+// genericWords are words of questions that occur on most pages of any docs
+// site, as queryWords cuts them (five letters at most). A passage sharing
+// only these with a question is not about it.
+var genericWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		suppo work works worki run runni get gets set setup need make way able possi
+		help featu avail find show tell know want like also just more some any all
+		other there here them they its doc docs docum page pages guide
+		exist provi allow enabl offer handl did done don doesn isn didn won
+		into onto over under yes please thank thanks
+	`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// indexed reports whether the domain's index holds any page. Asked only
+// when a question found nothing; an error counts as indexed, so that the
+// reader is told the usual "not covered" rather than a wrong reason.
+func (s *Service) indexed(ctx context.Context, domain string) bool {
+	pages, err := s.index.PageHashes(ctx, domain)
+	if err != nil {
+		s.log.WarnContext(ctx, "read the domain's indexed pages", "domain", domain, "err", err)
+		return true
+	}
+	return len(pages) > 0
+}
