@@ -21,6 +21,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun"
+	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
@@ -88,6 +89,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
 		Assistant: m.newAssistant(b.Index, b.Threads),
+		Analytics: analytics.NewService(b.Analytics),
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/ratelimit"
@@ -19,6 +20,7 @@ import (
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/websession"
 )
 
 // Backend kinds.
@@ -52,6 +54,10 @@ type Backend struct {
 	// replica) is searched by all, and a thread continues on any replica.
 	Index   search.Index
 	Threads assistant.ThreadStore
+	// Analytics reads the threads for the dashboard and the analytics API;
+	// Sessions keeps the dashboard's sign-ins. Both live where the threads do.
+	Analytics analytics.Store
+	Sessions  websession.Store
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -76,6 +82,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		}
 		b.Local = local
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = local, local, local, local, local
+		b.Analytics, b.Sessions = local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
@@ -83,6 +90,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = pg, pg, pg, pg, pg
+		b.Analytics, b.Sessions = pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

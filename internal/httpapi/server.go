@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -29,9 +30,12 @@ type Limits struct {
 
 // Deps is what the server needs.
 type Deps struct {
-	Tenants        *tenant.Service
-	Jobs           *agentjob.Service
-	Assistant      *assistant.Service
+	Tenants   *tenant.Service
+	Jobs      *agentjob.Service
+	Assistant *assistant.Service
+	Analytics *analytics.Service
+	// UI serves the dashboard under /ui/; nil leaves it out.
+	UI             http.Handler
 	Indexer        Indexer
 	Limiter        *ratelimit.Limiter
 	Limits         Limits
