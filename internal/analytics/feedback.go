@@ -50,3 +50,12 @@ func (s *Service) Feedback(ctx context.Context, domain string, r Range) ([]Feedb
 	}
 	return out, nil
 }
+
+// Turns returns every question asked in r (up to MaxScanTurns, the newest),
+// oldest first: the conversations export.
+func (s *Service) Turns(ctx context.Context, domain string, r Range) ([]TurnRecord, error) {
+	if err := CheckRange(r); err != nil {
+		return nil, err
+	}
+	return s.domainTurns(ctx, domain, r)
+}

@@ -23,11 +23,13 @@ import (
 	"github.com/docsmith/docsmith/internal/agentrun"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/dashboard"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/websession"
 )
 
 // Main is one docsmith process. Set the fields, call Start, then Shutdown.
@@ -85,11 +87,27 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	jobs := agentjob.NewService(b.Jobs, hub, m.Now)
+	stats := analytics.NewService(b.Analytics)
+	ui, err := dashboard.New(dashboard.Deps{
+		Tenants:        tenants,
+		Jobs:           jobs,
+		Analytics:      stats,
+		Sessions:       websession.NewManager(b.Sessions, b.Tenants, m.Now),
+		Log:            m.Log,
+		Now:            m.Now,
+		TrustedProxies: m.Config.TrustedProxies,
+	})
+	if err != nil {
+		_ = b.Close()
+		return fmt.Errorf("build the dashboard: %w", err)
+	}
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
-		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
+		Jobs:      jobs,
 		Assistant: m.newAssistant(b.Index, b.Threads),
-		Analytics: analytics.NewService(b.Analytics),
+		Analytics: stats,
+		UI:        ui,
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
