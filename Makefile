@@ -43,13 +43,62 @@ $(AISDK_STAMP): $(AISDK_DIR)/package.json $(AISDK_DIR)/package-lock.json
 		echo "npm not found: the AI SDK client tests will be skipped"; \
 	fi
 
+WIDGET_DIR := web/widget
+WIDGET_OUT := internal/widget/dist/widget.js
+
+.PHONY: widget
+widget: ## Rebuild the chat widget bundle (internal/widget/dist) from web/widget and its lock file
+	cd $(WIDGET_DIR) && npm ci --no-audit --no-fund --loglevel=error && npm run build
+
+# Builds the widget again into a scratch directory and compares it with the
+# committed bundle, byte for byte: the committed file must be what its
+# sources and lock file give.
+.PHONY: widget-check
+widget-check: ## Check that the committed widget bundle is what a rebuild from the lock file gives
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	cd $(WIDGET_DIR) && npm ci --no-audit --no-fund --loglevel=error && npx --no-install tsc --noEmit && \
+	npx --no-install vite build --logLevel warn --outDir "$$tmp" --emptyOutDir && \
+	if cmp -s "$$tmp/widget.js" $(CURDIR)/$(WIDGET_OUT); then \
+		echo "widget-check: $(WIDGET_OUT) matches a rebuild"; \
+	else \
+		echo "widget-check: $(WIDGET_OUT) differs from a rebuild of $(WIDGET_DIR); run 'make widget' and commit the result"; exit 1; \
+	fi
+
+BROWSER_DIR   := clients/browser
+BROWSER_STAMP := $(BROWSER_DIR)/node_modules/.installed
+
+# The browser tests drive Debian's chromium (never a downloaded build) with
+# playwright-core. As root, a missing chromium is installed with apt-get; in
+# CI a browser that cannot be installed is an error; elsewhere the browser
+# tests skip and say why.
+.PHONY: browser-deps
+browser-deps: $(BROWSER_STAMP) ## Install chromium (apt-get, as root) and playwright-core (npm ci in clients/browser) for the browser tests
+	@if [ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	elif [ -n "$$CI" ] && [ "$$CI" != false ]; then \
+		echo "chromium is needed for the browser tests: apt-get install chromium (as root)"; exit 1; \
+	else \
+		echo "chromium not found (apt-get install chromium): the browser tests will be skipped"; \
+	fi
+
+$(BROWSER_STAMP): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	elif [ -n "$$CI" ] && [ "$$CI" != false ]; then \
+		echo "npm is needed to install playwright-core in $(BROWSER_DIR)"; exit 1; \
+	else \
+		echo "npm not found: the browser tests will be skipped"; \
+	fi
+
 # The PostgreSQL and Redis tests (scale-out) run when these name a server,
 # and fail if it does not answer; .ci/run sets them. Unset, they are skipped.
 #   DOCSMITH_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 #   DOCSMITH_TEST_REDIS_URL=redis://127.0.0.1:6379/0
 
 .PHONY: test
-test: gitea aisdk-clients ## Run every test (what CI runs); PostgreSQL and Redis ones need DOCSMITH_TEST_DATABASE_URL and DOCSMITH_TEST_REDIS_URL
+test: gitea aisdk-clients browser-deps ## Run every test (what CI runs); PostgreSQL and Redis ones need DOCSMITH_TEST_DATABASE_URL and DOCSMITH_TEST_REDIS_URL
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" $(GO) test -race -count=1 ./...
 
 .PHONY: test-short

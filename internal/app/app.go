@@ -13,23 +13,29 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/dashboard"
+	"github.com/docsmith/docsmith/internal/demosite"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
 	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
+	"github.com/docsmith/docsmith/internal/widget"
 )
 
 // Main is one docsmith process. Set the fields, call Start, then Shutdown.
@@ -77,10 +83,16 @@ func (m *Main) Start(ctx context.Context) error {
 	m.backend = b
 	tenants := tenant.NewService(b.Tenants, m.Now)
 	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, m.LookupEnv, m.Log)
+	widgetBundle := widget.Embedded()
+	var demo http.Handler
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
 		if err := createDemo(ctx, tenants, git, indexer, m.Config, m.Out); err != nil {
 			_ = b.Close()
 			return fmt.Errorf("create demo organization: %w", err)
+		}
+		if demo, err = m.demoSite(ctx, tenants, widgetBundle.Path()); err != nil {
+			_ = b.Close()
+			return err
 		}
 	}
 
@@ -102,10 +114,12 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = b.Close()
 		return fmt.Errorf("build the dashboard: %w", err)
 	}
+	assistantSvc := m.newAssistant(b.Index, b.Threads)
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      jobs,
-		Assistant: m.newAssistant(b.Index, b.Threads),
+		Assistant: assistantSvc,
+		MCP:       mcpserver.New(assistantSvc, m.Log, buildVersion()),
 		Analytics: stats,
 		UI:        ui,
 		Indexer:   indexer,
@@ -121,6 +135,8 @@ func (m *Main) Start(ctx context.Context) error {
 		Ready:          b.Ping,
 		MaxBodyBytes:   m.Config.MaxBodyBytes,
 		TrustedProxies: m.Config.TrustedProxies,
+		Widget:         widgetBundle,
+		Demo:           demo,
 	})
 
 	var lc net.ListenConfig
@@ -169,8 +185,25 @@ func (m *Main) Start(ctx context.Context) error {
 		m.stopPool = stopPool
 		m.wg.Go(func() { pool.Run(poolCtx) })
 	}
+	if demo != nil {
+		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
+	}
 	m.Log.Info("docsmith started", "addr", ln.Addr().String(), "data_dir", m.Config.DataDir, "backend", b.Kind, "role", m.Config.Role, "workers", m.Config.Workers)
 	return nil
+}
+
+// demoSite is the demo docs site with the widget, or nil when this install
+// has no demo domain.
+func (m *Main) demoSite(ctx context.Context, tenants *tenant.Service, widgetPath string) (http.Handler, error) {
+	key, err := demoWidgetKey(ctx, tenants, m.Config.DataDir)
+	if err != nil || key == "" {
+		return nil, err
+	}
+	site, err := demosite.New(demosite.Config{Docs: examples.DemoDocs(), Domain: DemoDomain, Key: key, WidgetPath: widgetPath})
+	if err != nil {
+		return nil, err
+	}
+	return site, nil
 }
 
 // Addr is the address the server listens on.
@@ -229,4 +262,13 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 		Log: m.Log,
 		Now: m.Now,
 	})
+}
+
+// buildVersion is the main module's version as the Go toolchain stamped it
+// ("(devel)" for a build from a work tree).
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
 }

@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/apikey"
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
@@ -120,4 +123,39 @@ After the docs change, rebuild the index (only changed pages are rewritten):
 		indexed, base, domain.ID, assistantKey,
 		base, domain.ID, admin)
 	return nil
+}
+
+// demoWidgetKeyFile holds the assistant key the demo page embeds, in the
+// data directory. Only its hash is in the store, like every key's; the file
+// is what lets the page show the widget working without a copy-paste.
+const demoWidgetKeyFile = "demo-widget-key"
+
+// demoWidgetKey returns the assistant key of the demo page: the one in the
+// data directory, or a new key of the demo organization (saved there) when
+// the demo domain exists and none was made yet. It returns "" when this
+// install has no demo domain.
+func demoWidgetKey(ctx context.Context, tenants *tenant.Service, dataDir string) (string, error) {
+	file := filepath.Join(dataDir, demoWidgetKeyFile)
+	if b, err := os.ReadFile(file); err == nil {
+		if key := strings.TrimSpace(string(b)); key != "" {
+			return key, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read the demo page's key: %w", err)
+	}
+	d, err := tenants.Store().GetDomain(ctx, DemoDomain)
+	if apperr.Is(err, apperr.NotFound) || err == nil && d.OrgID != DemoOrg {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	_, key, err := tenants.CreateKey(ctx, DemoOrg, apikey.Assistant, "demo page widget")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(file, []byte(key+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("save the demo page's key: %w", err)
+	}
+	return key, nil
 }

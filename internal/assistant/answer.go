@@ -110,7 +110,12 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		Model:     a.domain.Model,
 		CreatedAt: s.now(),
 	}
-	defer a.record(ctx, t)
+	recorded := false
+	defer func() {
+		if !recorded {
+			a.record(ctx, t)
+		}
+	}()
 	if err := st.Start(t.MessageID, a.Thread.ID); err != nil {
 		return a.fail(ctx, st, t, err)
 	}
@@ -157,6 +162,11 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		}
 		t.Status = TurnAnswered
 	}
+	// The turn is stored before the finish part goes out, so that a reader
+	// who rates the answer the moment it ends finds it (the feedback
+	// endpoint looks it up by its message id).
+	a.record(ctx, t)
+	recorded = true
 	if err := st.Finish(a.Thread.ID, a.domain.FinishThreadID, usage); err != nil {
 		return a.fail(ctx, st, t, err)
 	}

@@ -61,6 +61,11 @@ type Turn struct {
 	FirstTextTime time.Duration
 	TotalTime     time.Duration
 	CreatedAt     time.Time
+	// Rating is the reader's RatingUp or RatingDown of the answer, with an
+	// optional Comment, given at RatedAt; empty until rated.
+	Rating  string
+	Comment string
+	RatedAt time.Time
 }
 
 // TurnSource is a citation as it was sent.
@@ -82,6 +87,10 @@ type ThreadStore interface {
 	AddTurn(ctx context.Context, t Turn) (int, error)
 	// RecentTurns returns the last limit turns of a thread, oldest first.
 	RecentTurns(ctx context.Context, threadID string, limit int) ([]Turn, error)
+	// RateTurn stores a reader's feedback on the turn of f.ThreadID whose
+	// MessageID is f.MessageID, replacing an earlier one; a thread with no
+	// such turn is an apperr NotFound error.
+	RateTurn(ctx context.Context, f Feedback) error
 }
 
 // maxThreadIDLen bounds what is looked up: a longer id is not one of ours.

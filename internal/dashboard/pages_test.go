@@ -35,7 +35,7 @@ func addQuestions(t *testing.T, f *fixture) {
 			t.Fatal(err)
 		}
 		if rating != "" {
-			if err := f.store.SetFeedback(ctx, thread, thread+"_m1", rating, comment, at); err != nil {
+			if err := f.store.RateTurn(ctx, assistant.Feedback{ThreadID: thread, MessageID: thread + "_m1", Rating: rating, Comment: comment, CreatedAt: at}); err != nil {
 				t.Fatal(err)
 			}
 		}

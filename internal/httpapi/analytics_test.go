@@ -66,7 +66,7 @@ func newAnalyticsServer(t *testing.T) (s *assistantServer, t0 time.Time) {
 			Sources: src, Model: "extractive", Status: status, CreatedAt: at})
 		check(err)
 		if rating != "" {
-			check(store.SetFeedback(ctx, thread, thread+q[:3], rating, "not what I needed", at.Add(time.Minute)))
+			check(store.RateTurn(ctx, assistant.Feedback{ThreadID: thread, MessageID: thread + q[:3], Rating: rating, Comment: "not what I needed", CreatedAt: at.Add(time.Minute)}))
 		}
 		_ = seq
 	}

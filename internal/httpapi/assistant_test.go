@@ -19,6 +19,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
@@ -96,9 +97,11 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
 	s.globex, s.globexAdm = key("globex", apikey.Assistant), key("globex", apikey.Admin)
 
+	svc := assistant.New(assistant.Config{Index: store, Threads: store, Now: now})
 	srv := New(Deps{
 		Tenants:      tenants,
-		Assistant:    assistant.New(assistant.Config{Index: store, Threads: store, Now: now}),
+		Assistant:    svc,
+		MCP:          mcpserver.New(svc, slog.New(slog.DiscardHandler), "test"),
 		Indexer:      fakeIndexer{s},
 		Limiter:      ratelimit.New(store, now),
 		Limits:       limits,

@@ -16,19 +16,28 @@ import (
 // a body that is too large, not JSON, or of the wrong shape gets an error
 // that names the limit or the field.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any) error {
+	body, err := readJSON(w, r, limit)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, dst)
+}
+
+// readJSON reads a JSON request body of at most limit bytes.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "application/json" {
-		return apperr.New(apperr.UnsupportedType, "the request body must be JSON; send Content-Type: application/json")
+		return nil, apperr.New(apperr.UnsupportedType, "the request body must be JSON; send Content-Type: application/json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return apperr.New(apperr.TooLarge, "the request body is larger than the limit of %d bytes", limit)
+		return nil, apperr.New(apperr.TooLarge, "the request body is larger than the limit of %d bytes", limit)
 	}
 	if err != nil {
-		return apperr.Wrap(err, apperr.Invalid, "the request body could not be read")
+		return nil, apperr.Wrap(err, apperr.Invalid, "the request body could not be read")
 	}
-	return decodeBody(body, dst)
+	return body, nil
 }
 
 // decodeBody is decodeJSON's parsing half, separate so it can be fuzzed.

@@ -38,10 +38,19 @@ func (s *Server) routes() http.Handler {
 	t.add("OPTIONS /discovery/v2/assistant/{domain}/message", s.handle(s.preflight))
 	t.add("POST /discovery/v1/assistant/{domain}/message", s.handle(s.cors(s.assistantMessage(newDataStream))))
 	t.add("OPTIONS /discovery/v1/assistant/{domain}/message", s.handle(s.preflight))
+	t.add("POST /discovery/v1/assistant/{domain}/feedback", s.handle(s.cors(s.assistantFeedback)))
+	t.add("OPTIONS /discovery/v1/assistant/{domain}/feedback", s.handle(s.preflight))
 	t.add("POST /discovery/v1/search/{domain}", s.handle(s.cors(s.searchDocs)))
 	t.add("OPTIONS /discovery/v1/search/{domain}", s.handle(s.preflight))
 	t.add("POST /discovery/v1/page/{domain}", s.handle(s.cors(s.pageContent)))
 	t.add("OPTIONS /discovery/v1/page/{domain}", s.handle(s.preflight))
+	t.add("POST /discovery/v1/mcp/{domain}", s.handle(s.mcp))
+
+	t.add("GET /widget.js", http.HandlerFunc(s.Widget.Latest))
+	t.add("GET /widget/{file}", http.HandlerFunc(s.Widget.Hashed))
+	if s.Demo != nil {
+		t.add("GET /demo/", s.Demo)
+	}
 
 	// The dashboard has its own route table (internal/dashboard) under /ui.
 	if s.UI != nil {
@@ -86,6 +95,10 @@ func (t *routeTable) finish(s *Server) http.Handler {
 		}))
 	}
 	t.mux.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.Path == "/" && s.Demo != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			http.Redirect(w, r, "/demo/", http.StatusFound)
+			return nil
+		}
 		return apperr.New(apperr.NotFound, "no endpoint at %s; see /openapi.json for the API", r.URL.Path)
 	}))
 	return t.mux

@@ -18,6 +18,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/widget"
 )
 
 // Limits are the configured rate limits; 0 turns one off.
@@ -37,6 +38,7 @@ type Deps struct {
 	// UI serves the dashboard under /ui/; nil leaves it out.
 	UI             http.Handler
 	Indexer        Indexer
+	MCP            MCPServer
 	Limiter        *ratelimit.Limiter
 	Limits         Limits
 	Log            *slog.Logger
@@ -48,11 +50,22 @@ type Deps struct {
 	// other processes; EventHeartbeat how often an idle stream sends a comment.
 	EventPoll      time.Duration
 	EventHeartbeat time.Duration
+	// Widget is the chat widget script served at /widget.js.
+	Widget *widget.Bundle
+	// Demo serves the demo docs site under /demo/ (and GET / redirects
+	// there); nil when this install has no demo.
+	Demo http.Handler
 }
 
 // Indexer builds a domain's search index (assistant.Indexer).
 type Indexer interface {
 	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
+}
+
+// MCPServer answers Model Context Protocol requests over a domain's docs
+// (mcpserver.Server), once the request's key was checked and counted.
+type MCPServer interface {
+	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain)
 }
 
 // Server serves the API.
@@ -69,6 +82,9 @@ func New(d Deps) *Server {
 	}
 	if d.EventHeartbeat == 0 {
 		d.EventHeartbeat = 15 * time.Second
+	}
+	if d.Widget == nil {
+		d.Widget = widget.Embedded()
 	}
 	return &Server{Deps: d, metrics: newMetrics(d.Registry)}
 }

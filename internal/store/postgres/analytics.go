@@ -64,7 +64,7 @@ WHERE `+strings.Join(where, " AND ")+` ORDER BY t.created_at DESC, t.id DESC LIM
 func threadFilters(status, feedback string) []string {
 	const notCovered = `EXISTS (SELECT 1 FROM thread_turns x WHERE x.thread_id = t.id AND x.status = 'not_covered')`
 	rated := func(r string) string {
-		return `EXISTS (SELECT 1 FROM turn_feedback f WHERE f.thread_id = t.id AND f.rating = '` + r + `')`
+		return `EXISTS (SELECT 1 FROM thread_turns f WHERE f.thread_id = t.id AND f.rating = '` + r + `')`
 	}
 	var w []string
 	switch status {
@@ -79,15 +79,15 @@ func threadFilters(status, feedback string) []string {
 	case analytics.RatingUp:
 		w = append(w, rated(analytics.RatingUp), "NOT "+rated(analytics.RatingDown))
 	case analytics.FeedbackNone:
-		w = append(w, `NOT EXISTS (SELECT 1 FROM turn_feedback f WHERE f.thread_id = t.id)`)
+		w = append(w, `NOT EXISTS (SELECT 1 FROM thread_turns f WHERE f.thread_id = t.id AND f.rating <> '')`)
 	}
 	return w
 }
 
 const turnRecordColumns = `tt.thread_id, tt.seq, tt.message_id, tt.question, tt.answer, tt.sources::text, tt.status, tt.created_at,
-    COALESCE(f.rating, ''), COALESCE(f.comment, ''), f.created_at`
+    tt.rating, tt.rating_comment, tt.rated_at`
 
-const turnRecordFrom = `thread_turns tt LEFT JOIN turn_feedback f ON f.thread_id = tt.thread_id AND f.message_id = tt.message_id`
+const turnRecordFrom = `thread_turns tt`
 
 // ThreadTurns returns the turns of the threads, each thread's in order.
 func (s *Store) ThreadTurns(ctx context.Context, threadIDs []string) ([]analytics.TurnRecord, error) {
@@ -147,17 +147,6 @@ func (s *Store) turnRecords(ctx context.Context, query string, args ...any) ([]a
 		return nil, fmt.Errorf("read turns: %w", err)
 	}
 	return out, nil
-}
-
-// SetFeedback stores a reader's rating of a turn, replacing an earlier one.
-func (s *Store) SetFeedback(ctx context.Context, threadID, messageID, rating, comment string, at time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO turn_feedback (thread_id, message_id, rating, comment, created_at) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (thread_id, message_id) DO UPDATE SET rating = excluded.rating, comment = excluded.comment, created_at = excluded.created_at`,
-		threadID, messageID, rating, comment, utc(at))
-	if err != nil {
-		return fmt.Errorf("store feedback on %s/%s: %w", threadID, messageID, err)
-	}
-	return nil
 }
 
 // LinkGapJob records a job started from a gap.

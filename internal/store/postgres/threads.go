@@ -73,7 +73,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 // RecentTurns returns a thread's last limit turns, oldest first.
 func (s *Store) RecentTurns(ctx context.Context, threadID string, limit int) ([]assistant.Turn, error) {
 	rows, err := s.pool.Query(ctx, `SELECT seq, message_id, fp, question, answer, sources::text, model, status, error,
-    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at
+    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at, rating, rating_comment, rated_at
 FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list turns of thread %s: %w", threadID, err)
@@ -84,8 +84,9 @@ FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, li
 		t := assistant.Turn{ThreadID: threadID}
 		var sources string
 		var retrieval, firstText, total int64
+		var rated *time.Time
 		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Error,
-			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &t.CreatedAt); err != nil {
+			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &t.CreatedAt, &t.Rating, &t.Comment, &rated); err != nil {
 			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
 		}
 		if err := json.Unmarshal([]byte(sources), &t.Sources); err != nil {
@@ -95,6 +96,9 @@ FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, li
 		t.FirstTextTime = time.Duration(firstText) * time.Microsecond
 		t.TotalTime = time.Duration(total) * time.Microsecond
 		t.CreatedAt = utc(t.CreatedAt)
+		if rated != nil {
+			t.RatedAt = utc(*rated)
+		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -104,4 +108,12 @@ FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, li
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
+}
+
+// RateTurn stores a reader's rating on the thread's turn with that message
+// id, replacing an earlier one.
+func (s *Store) RateTurn(ctx context.Context, f assistant.Feedback) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE thread_turns SET rating = $1, rating_comment = $2, rated_at = $3 WHERE thread_id = $4 AND message_id = $5`,
+		f.Rating, f.Comment, utc(f.CreatedAt), f.ThreadID, f.MessageID)
+	return updated(tag, err, "answer", f.MessageID)
 }

@@ -72,7 +72,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // RecentTurns returns a thread's last limit turns, oldest first.
 func (s *Store) RecentTurns(ctx context.Context, threadID string, limit int) ([]assistant.Turn, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT seq, message_id, fp, question, answer, sources, model, status, error,
-    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at
+    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at, rating, rating_comment, rated_at
 FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list turns of thread %s: %w", threadID, err)
@@ -83,8 +83,9 @@ FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limi
 		t := assistant.Turn{ThreadID: threadID}
 		var sources string
 		var retrieval, firstText, total, created int64
+		var rated sql.NullInt64
 		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Error,
-			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &created); err != nil {
+			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &created, &t.Rating, &t.Comment, &rated); err != nil {
 			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
 		}
 		if err := json.Unmarshal([]byte(sources), &t.Sources); err != nil {
@@ -94,6 +95,9 @@ FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limi
 		t.FirstTextTime = time.Duration(firstText) * time.Microsecond
 		t.TotalTime = time.Duration(total) * time.Microsecond
 		t.CreatedAt = fromMicros(created)
+		if rated.Valid {
+			t.RatedAt = fromMicros(rated.Int64)
+		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -103,4 +107,14 @@ FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limi
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
+}
+
+// RateTurn stores a reader's rating on the thread's turn with that message
+// id, replacing an earlier one.
+func (s *Store) RateTurn(ctx context.Context, f assistant.Feedback) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE thread_turns SET rating = ?, rating_comment = ?, rated_at = ? WHERE thread_id = ? AND message_id = ?`,
+			f.Rating, f.Comment, toMicros(f.CreatedAt), f.ThreadID, f.MessageID)
+		return updated(res, err, "answer", f.MessageID)
+	})
 }

@@ -55,7 +55,7 @@ func addConvo(t *testing.T, s Store, c convo) {
 		})
 		must(t, err, "AddTurn "+c.id)
 		if i < len(c.ratings) && c.ratings[i] != "" {
-			must(t, s.SetFeedback(ctx, c.id, msgID, c.ratings[i], "comment on "+q, at.Add(time.Minute)), "SetFeedback")
+			must(t, s.RateTurn(ctx, assistant.Feedback{ThreadID: c.id, MessageID: msgID, Rating: c.ratings[i], Comment: "comment on " + q, CreatedAt: at.Add(time.Minute)}), "RateTurn")
 		}
 	}
 }
@@ -136,7 +136,7 @@ func testConversationFilters(t *testing.T, s Store) {
 	}
 
 	// A second rating replaces the first.
-	must(t, s.SetFeedback(ctx, "thr_a", "thr_a_msg_2", analytics.RatingUp, "", t0.Add(time.Hour)), "SetFeedback again")
+	must(t, s.RateTurn(ctx, assistant.Feedback{ThreadID: "thr_a", MessageID: "thr_a_msg_2", Rating: analytics.RatingUp, Comment: "", CreatedAt: t0.Add(time.Hour)}), "RateTurn again")
 	got, err = s.ListThreads(ctx, analytics.ThreadQuery{Domain: "docs", Feedback: analytics.RatingUp, Limit: 10})
 	must(t, err, "ListThreads up")
 	if ids := threadIDs(got); !reflect.DeepEqual(ids, []string{"thr_c", "thr_a"}) {

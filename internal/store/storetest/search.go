@@ -33,6 +33,7 @@ func searchCases() []testCase {
 		{"Search/QuerySyntax", testSearchQuerySyntax},
 		{"Search/DomainsIndependent", testSearchDomains},
 		{"Threads", testThreads},
+		{"Threads/Feedback", testThreadFeedback},
 	}
 }
 
@@ -464,5 +465,46 @@ func testThreads(t *testing.T, s Store) {
 	}
 	if turns, err := s.RecentTurns(ctx, "thr_2", 5); err != nil || len(turns) != 0 {
 		t.Errorf("RecentTurns of an empty thread: %v, %v", turns, err)
+	}
+}
+
+func testThreadFeedback(t *testing.T, s Store) {
+	ctx := t.Context()
+	t0 := baseTime()
+	for _, id := range []string{"thr_1", "thr_2"} {
+		must(t, s.CreateThread(ctx, assistant.Thread{ID: id, Domain: "docs.example", OrgID: "acme", FP: "anonymous", CreatedAt: t0, UpdatedAt: t0}), "CreateThread")
+	}
+	for i, c := range []struct{ thread, message string }{{"thr_1", "msg_a"}, {"thr_1", "msg_b"}, {"thr_2", "msg_c"}} {
+		_, err := s.AddTurn(ctx, assistant.Turn{ThreadID: c.thread, MessageID: c.message, FP: "anonymous", Question: "q", Answer: "a",
+			Model: "extractive", Status: assistant.TurnAnswered, CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+		must(t, err, "AddTurn")
+	}
+	rate := func(f assistant.Feedback) error { return s.RateTurn(ctx, f) }
+	must(t, rate(assistant.Feedback{ThreadID: "thr_1", MessageID: "msg_b", Rating: assistant.RatingUp, CreatedAt: t0.Add(time.Hour)}), "RateTurn")
+	// A second rating of the same answer replaces the first.
+	second := assistant.Feedback{ThreadID: "thr_1", MessageID: "msg_b", Rating: assistant.RatingDown, Comment: "The flag is wrong: it is --max-rate, ünïcode.", CreatedAt: t0.Add(2 * time.Hour)}
+	must(t, rate(second), "RateTurn again")
+	// An answer is found only in its own thread.
+	wantCode(t, rate(assistant.Feedback{ThreadID: "thr_2", MessageID: "msg_a", Rating: assistant.RatingUp, CreatedAt: t0}), apperr.NotFound, "RateTurn in another thread")
+	wantCode(t, rate(assistant.Feedback{ThreadID: "thr_1", MessageID: "msg_nope", Rating: assistant.RatingUp, CreatedAt: t0}), apperr.NotFound, "RateTurn of an unknown answer")
+	wantCode(t, rate(assistant.Feedback{ThreadID: "thr_nope", MessageID: "msg_a", Rating: assistant.RatingUp, CreatedAt: t0}), apperr.NotFound, "RateTurn in an unknown thread")
+
+	turns, err := s.RecentTurns(ctx, "thr_1", 5)
+	must(t, err, "RecentTurns")
+	if len(turns) != 2 {
+		t.Fatalf("RecentTurns = %d turns, want 2", len(turns))
+	}
+	if a := turns[0]; a.Rating != "" || a.Comment != "" || !a.RatedAt.IsZero() {
+		t.Errorf("unrated turn = rating %q comment %q at %v", a.Rating, a.Comment, a.RatedAt)
+	}
+	b := turns[1]
+	if b.MessageID != "msg_b" || b.Rating != second.Rating || b.Comment != second.Comment {
+		t.Errorf("rated turn = %s rating %q comment %q", b.MessageID, b.Rating, b.Comment)
+	}
+	sameTime(t, "rated", b.RatedAt, second.CreatedAt)
+	other, err := s.RecentTurns(ctx, "thr_2", 5)
+	must(t, err, "RecentTurns")
+	if len(other) != 1 || other[0].Rating != "" {
+		t.Errorf("the other thread's turn was rated: %+v", other)
 	}
 }

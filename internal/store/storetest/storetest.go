@@ -36,8 +36,6 @@ type Store interface {
 	assistant.ThreadStore
 	analytics.Store
 	websession.Store
-	// SetFeedback stores a reader's rating of a turn, replacing an earlier one.
-	SetFeedback(ctx context.Context, threadID, messageID, rating, comment string, at time.Time) error
 }
 
 type testCase struct {

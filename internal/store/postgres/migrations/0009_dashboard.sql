@@ -1,15 +1,6 @@
--- The dashboard: reader feedback on assistant turns, the web sessions and
--- one-time login links (only hashes kept), and the jobs started from a
--- content gap, as in the SQLite store.
-
-CREATE TABLE IF NOT EXISTS turn_feedback (
-    thread_id  text COLLATE "C" NOT NULL,
-    message_id text COLLATE "C" NOT NULL,
-    rating     text NOT NULL,             -- up | down
-    comment    text NOT NULL DEFAULT '',
-    created_at timestamptz NOT NULL,
-    PRIMARY KEY (thread_id, message_id)
-);
+-- The dashboard: the web sessions and one-time login links (only hashes
+-- kept), the jobs started from a content gap, and an index for reading a
+-- period's questions, as in the SQLite store.
 
 CREATE INDEX IF NOT EXISTS thread_turns_created ON thread_turns(created_at);
 

@@ -1,0 +1,63 @@
+// The demo page of `make run` in a real browser: the widget answers an
+// example question, and the time from sending a question to the first
+// answer text on screen is measured over several runs (started by
+// BenchmarkWidgetFirstToken and TestDemoPageInBrowser). Input on stdin:
+//   {chromium, page, runs, artifacts}
+// Prints {firstTokenMs: [...], totalMs: [...], text, sources, console}.
+
+import { launch, log, readInput } from './lib.mjs';
+
+const input = await readInput();
+const out = { firstTokenMs: [], totalMs: [], console: [] };
+const { context, close } = await launch(input);
+const timeout = 20_000;
+
+try {
+  const page = await context.newPage();
+  page.on('console', (m) => out.console.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => out.console.push(`pageerror: ${e.message}`));
+  await page.goto(input.page);
+  await page.waitForFunction(() => window.docsmith?.version, null, { timeout });
+  await page.locator('button.launcher').click();
+  await page.locator('[role=dialog]').waitFor({ timeout });
+  if (input.artifacts) await page.screenshot({ path: `${input.artifacts}/demo-welcome.png` });
+  const questions = await page.locator('.examples button').allTextContents();
+  out.examples = questions;
+
+  for (let i = 0; i < (input.runs ?? 1); i++) {
+    if (i > 0) await page.locator('button[aria-label="New conversation"]').click();
+    const q = questions[i % questions.length];
+    await page.evaluate(() => {
+      const root = document.querySelector('docsmith-widget').shadowRoot;
+      const t = { sent: performance.now(), first: 0, done: 0 };
+      window.__t = t;
+      const mo = new MutationObserver(() => {
+        const md = root.querySelector('.msg.assistant .md');
+        if (!t.first && md && md.textContent.length > 0) t.first = performance.now();
+        if (!t.done && root.querySelector('.msg.assistant .actions')) {
+          t.done = performance.now();
+          mo.disconnect();
+        }
+      });
+      mo.observe(root, { subtree: true, childList: true, characterData: true });
+    });
+    await page.locator('.examples button').nth(i % questions.length).click();
+    await page.waitForFunction(() => window.__t.done > 0, null, { timeout });
+    const t = await page.evaluate(() => window.__t);
+    out.firstTokenMs.push(t.first - t.sent);
+    out.totalMs.push(t.done - t.sent);
+  }
+  out.text = await page.locator('.msg.assistant .md').last().textContent();
+  out.sources = await page.locator('.msg.assistant .sources a').evaluateAll((as) => as.map((a) => a.href));
+  if (input.artifacts) {
+    await page.screenshot({ path: `${input.artifacts}/demo-answer.png` });
+    await page.evaluate(() => window.docsmith.close());
+    await page.screenshot({ path: `${input.artifacts}/demo-closed.png` });
+  }
+  log('demo runs', out.firstTokenMs.length);
+} catch (err) {
+  out.failure = String(err?.stack ?? err);
+} finally {
+  await close();
+}
+process.stdout.write(JSON.stringify(out));

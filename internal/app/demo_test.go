@@ -1,0 +1,155 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docsmith/docsmith/internal/app"
+	"github.com/docsmith/docsmith/internal/browsertest"
+	"github.com/docsmith/docsmith/internal/config"
+)
+
+// startDemo starts docsmith as make run does (the demo on) on dir.
+func startDemo(t testing.TB, dir string) (*app.Main, *bytes.Buffer) {
+	t.Helper()
+	env := map[string]string{"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "true", "DOCSMITH_WORKERS": "1"}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	loader := config.Bind(fs, true)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loader.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	m := &app.Main{Config: cfg, Log: cfg.Logger(io.Discard), Out: &out, Runner: testRunner{}}
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return m, &out
+}
+
+var demoKeyAttr = regexp.MustCompile(`data-key="(svc_dsc_[^"]+)"`)
+
+// TestDemoPage: a first start prints the demo page's address; the page
+// carries a working assistant key of the demo domain, kept across restarts.
+func TestDemoPage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var keys []string
+	for range 2 {
+		m, out := startDemo(t, dir)
+		base := "http://" + m.Addr()
+		if !strings.Contains(out.String(), "the demo docs site with the chat widget is at "+base+"/demo/") {
+			t.Errorf("start printed:\n%s", out)
+		}
+		res, err := client.Get(base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/demo/" {
+			t.Errorf("GET / is %d to %q", res.StatusCode, res.Header.Get("Location"))
+		}
+		res, err = client.Get(base + "/demo/guides/install")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		key := demoKeyAttr.FindStringSubmatch(string(page))
+		if res.StatusCode != http.StatusOK || key == nil || !strings.Contains(string(page), `data-domain="demo"`) {
+			t.Fatalf("demo page %d:\n%s", res.StatusCode, page)
+		}
+		keys = append(keys, key[1])
+		body, _ := json.Marshal(askBody("How do I install Quill?", ""))
+		req, _ := http.NewRequest("POST", base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key[1])
+		req.Header.Set("Content-Type", "application/json")
+		res, err = client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(stream), `"type":"source-url"`) {
+			t.Errorf("the demo page's key asks: %d %s", res.StatusCode, stream)
+		}
+		if err := m.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys[0] != keys[1] {
+		t.Error("a restart changed the demo page's key")
+	}
+}
+
+type demoRun struct {
+	Failure      string
+	Console      []string
+	Examples     []string
+	FirstTokenMs []float64
+	TotalMs      []float64
+	Text         string
+	Sources      []string
+}
+
+// TestDemoPageInBrowser is the new user's first minute: make run, open the
+// printed address, ask an example question, get a streamed, cited answer
+// whose links stay in the demo site.
+func TestDemoPageInBrowser(t *testing.T) {
+	t.Parallel()
+	browser := browsertest.Find(t)
+	artifacts := browsertest.ArtifactsDir(t, "demo")
+	m, _ := startDemo(t, t.TempDir())
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	base := "http://" + m.Addr()
+
+	var run demoRun
+	browser.Run(t, "demo.mjs", map[string]any{"page": base + "/demo/guides/install", "runs": 1, "artifacts": artifacts}, &run)
+	if run.Failure != "" {
+		t.Fatalf("browser: %s\nconsole: %q", run.Failure, run.Console)
+	}
+	if len(run.Console) > 0 {
+		t.Errorf("console: %q", run.Console)
+	}
+	if len(run.Examples) != 3 || !strings.Contains(run.Text, "brew install quill") {
+		t.Errorf("examples %q, answer %q", run.Examples, run.Text)
+	}
+	if len(run.Sources) == 0 || run.Sources[0] != base+"/demo/guides/install" {
+		t.Errorf("sources %q, want the demo site's install page first", run.Sources)
+	}
+}
+
+// BenchmarkWidgetFirstToken measures, in chromium on the demo page, the
+// time from sending a question (an example, in a new conversation each
+// time) to the first answer text on screen, and to the complete answer.
+func BenchmarkWidgetFirstToken(b *testing.B) {
+	browser := browsertest.Find(b)
+	m, _ := startDemo(b, b.TempDir())
+	defer func() { _ = m.Shutdown(context.Background()) }()
+	var run demoRun
+	b.ResetTimer()
+	browser.Run(b, "demo.mjs", map[string]any{"page": "http://" + m.Addr() + "/demo/", "runs": b.N}, &run)
+	b.StopTimer()
+	if run.Failure != "" || len(run.FirstTokenMs) != b.N {
+		b.Fatalf("browser: %s (%d runs)", run.Failure, len(run.FirstTokenMs))
+	}
+	slices.Sort(run.FirstTokenMs)
+	slices.Sort(run.TotalMs)
+	pct := func(s []float64, p float64) float64 { return s[int(p*float64(len(s)-1))] }
+	b.ReportMetric(pct(run.FirstTokenMs, 0.5), "first-token-p50-ms")
+	b.ReportMetric(pct(run.FirstTokenMs, 0.95), "first-token-p95-ms")
+	b.ReportMetric(pct(run.TotalMs, 0.5), "answer-p50-ms")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,220 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docsmith/docsmith/internal/mcpserver"
+)
+
+// bearer adds an Authorization header to every request, as an MCP client
+// configured with the key does.
+type bearer struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.next.RoundTrip(r)
+}
+
+// connectMCP connects the official Go SDK's client to a domain's MCP
+// endpoint over Streamable HTTP with key.
+func (s *assistantServer) connectMCP(ctx context.Context, domain, key string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "docsmith-test", Version: "1"}, nil)
+	return client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   s.url + "/discovery/v1/mcp/" + domain,
+		HTTPClient: &http.Client{Transport: bearer{key: key, next: http.DefaultTransport}},
+		MaxRetries: -1,
+	}, nil)
+}
+
+func TestMCPWithTheGoSDKClient(t *testing.T) {
+	t.Parallel()
+	s := newAssistantServer(t, Limits{})
+	ctx := t.Context()
+	cs, err := s.connectMCP(ctx, "tern", s.assistant)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if info := cs.InitializeResult().ServerInfo; info.Name != "docsmith" {
+		t.Errorf("server info = %+v", info)
+	}
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("list tools: %v", err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"get_page", "search"}) {
+		t.Fatalf("tools = %v", names)
+	}
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{
+		"query": "bandwidth limit", "pageSize": 2, "filter": map[string]any{"version": "v2"},
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	var found mcpserver.SearchOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &found); err != nil || len(found.Passages) == 0 || len(found.Passages) > 2 {
+		t.Fatalf("search output %s: %v", raw, err)
+	}
+	if p := found.Passages[0]; p.Path != "guides/schedules" || p.URL != "https://tern.example/docs/guides/schedules" ||
+		p.PageTitle != "Schedules" || !strings.Contains(p.Text, "--max-rate") || p.Score <= 0 {
+		t.Errorf("first passage = %+v", p)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "url: https://tern.example/docs/guides/schedules") || !strings.Contains(text, "--max-rate") {
+		t.Errorf("search text = %q", text)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_page", Arguments: map[string]any{"path": "/guides/schedules"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_page: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, "# Schedules\n") || !strings.Contains(text, "--max-rate") {
+		t.Errorf("get_page text = %q", text)
+	}
+
+	// The page as a resource.
+	page, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://page/guides/schedules"})
+	if err != nil || len(page.Contents) != 1 || !strings.HasPrefix(page.Contents[0].Text, "# Schedules\n") {
+		t.Fatalf("read resource: %v %+v", err, page)
+	}
+
+	// Failures a model can act on come back as tool errors.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"get_page", map[string]any{"path": "guides/nope"}, `page "guides/nope" not found`},
+		{"get_page", map[string]any{"path": "guides/audit"}, `not found`}, // restricted to a group
+		{"search", map[string]any{"query": " "}, `"query" is required`},
+		{"search", map[string]any{"query": "sync", "pageSize": 51}, `"pageSize" must be a whole number from 1 to 50`},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, c.want) {
+			t.Errorf("%s %v: %v %+v", c.tool, c.args, err, res)
+		}
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_page", Arguments: map[string]any{"path": "guides/audit", "groups": []string{"admins"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "tern audit") {
+		t.Errorf("restricted page for its group: %v %+v", err, res)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://page/guides/audit"}); err == nil {
+		t.Error("a restricted page was readable as a resource")
+	}
+}
+
+func TestMCPRefusesBadKeysAndForeignDomains(t *testing.T) {
+	t.Parallel()
+	s := newAssistantServer(t, Limits{})
+	for _, c := range []struct {
+		name, domain, key string
+		status            int
+	}{
+		{"no key", "tern", "none", http.StatusUnauthorized},
+		{"unknown key", "tern", "unknown", http.StatusUnauthorized},
+		{"admin key", "tern", "admin", http.StatusForbidden},
+		{"other organization's domain", "globex-site", "", http.StatusNotFound},
+		{"unknown domain", "nope", "", http.StatusNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			key := map[string]string{"": s.assistant, "admin": s.admin, "none": "", "unknown": "svc_dsc_abc_def"}[c.key]
+			_, err := s.connectMCP(t.Context(), c.domain, key)
+			if err == nil {
+				t.Fatal("the client connected")
+			}
+			if !strings.Contains(err.Error(), http.StatusText(c.status)) {
+				t.Errorf("client error %q does not say %q", err, http.StatusText(c.status))
+			}
+			r := s.post("/discovery/v1/mcp/"+c.domain, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			}
+			if msg := r.errorMessage(t); msg == "" {
+				t.Fatal("no message")
+			}
+		})
+	}
+	// The unknown domain and the foreign one answer the same.
+	a := s.post("/discovery/v1/mcp/globex-site", s.assistant, `{}`)
+	b := s.post("/discovery/v1/mcp/nope", s.assistant, `{}`)
+	if a.status != b.status || strings.ReplaceAll(a.body, "globex-site", "X") != strings.ReplaceAll(b.body, "nope", "X") {
+		t.Errorf("foreign %d %s, unknown %d %s", a.status, a.body, b.status, b.body)
+	}
+}
+
+// counting counts the requests that got through (not 429).
+type counting struct {
+	mu   sync.Mutex
+	n    int
+	next http.RoundTripper
+}
+
+func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && resp.StatusCode != http.StatusTooManyRequests {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func TestMCPCountsAgainstTheAssistantLimits(t *testing.T) {
+	t.Parallel()
+	const limit = 6
+	s := newAssistantServer(t, Limits{AssistantPerKeyMonth: 100, AssistantPerOrgHour: limit, AssistantPerIPDay: 100})
+	ctx := t.Context()
+	// Each POST counts once, the protocol's own included.
+	count := &counting{next: http.DefaultTransport}
+	client := mcp.NewClient(&mcp.Implementation{Name: "docsmith-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   s.url + "/discovery/v1/mcp/tern",
+		HTTPClient: &http.Client{Transport: bearer{key: s.assistant, next: count}},
+		MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// The search endpoint draws on the same budget.
+	if r := s.post("/discovery/v1/search/tern", s.assistant, `{"query":"sync"}`); r.status != 200 {
+		t.Fatalf("search endpoint: %d %s", r.status, r.body)
+	}
+	var refused error
+	for range limit {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "sync"}}); err != nil {
+			refused = err
+			break
+		}
+	}
+	if refused == nil || !strings.Contains(refused.Error(), "Too Many Requests") {
+		t.Fatalf("not refused: %v", refused)
+	}
+	if count.n+1 != limit {
+		t.Errorf("%d MCP requests and 1 search got through, want %d in all", count.n, limit)
+	}
+	r := s.post("/discovery/v1/mcp/tern", s.assistant, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || !strings.Contains(r.errorMessage(t), "per organization") {
+		t.Fatalf("over the limit: %d %v %s", r.status, r.header, r.body)
+	}
+}

@@ -1,0 +1,247 @@
+// Package mcpserver serves a domain's docs to AI tools over the Model
+// Context Protocol (Streamable HTTP, stateless): a search tool and a
+// get_page tool, and the pages as resources. It retrieves through the
+// assistant's own search and page functions, so an MCP client sees exactly
+// what the search and page endpoints return. Authentication, the domain and
+// the rate limits are the HTTP layer's; this package is handed the domain a
+// request may read.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// Docs is what the server reads: assistant.Service's search and page.
+type Docs interface {
+	Search(ctx context.Context, d tenant.Domain, q assistant.SearchRequest) ([]assistant.SearchResult, error)
+	Page(ctx context.Context, d tenant.Domain, path string, groups []string) (search.PageText, error)
+}
+
+// Tool names, and the scheme of the pages' resource URIs.
+const (
+	ToolSearch  = "search"
+	ToolGetPage = "get_page"
+	// PageURIPrefix starts a page's resource URI: PageURIPrefix + its path.
+	PageURIPrefix = "docs://page/"
+)
+
+// Server answers MCP requests for one domain at a time: ServeMCP is given
+// the domain the request's key may read.
+type Server struct {
+	docs    Docs
+	log     *slog.Logger
+	handler http.Handler
+}
+
+// New returns a Server; version is the server version clients are told.
+func New(docs Docs, log *slog.Logger, version string) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{docs: docs, log: log}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docsmith", Title: "docsmith docs", Version: version}, &mcp.ServerOptions{
+		Instructions: "Search this documentation site with the search tool, then read a whole page with get_page " +
+			"(its path as search returns it). Cite pages by their URL.",
+		Logger: log,
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        ToolSearch,
+		Title:       "Search the docs",
+		Description: "Search the documentation for passages that match a query, best first. Each passage has its page's title, path and URL, and its text.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.search)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        ToolGetPage,
+		Title:       "Read a docs page",
+		Description: "Return one documentation page as Markdown, by its path as search results give it (for example guides/setup).",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.getPage)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "page",
+		Title:       "Docs page",
+		Description: "A documentation page as Markdown, by its path (docs://page/guides/setup).",
+		MIMEType:    "text/markdown",
+		URITemplate: PageURIPrefix + "{+path}",
+	}, s.readPage)
+	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		// Stateless: any replica answers any request, and nothing is kept
+		// between requests; the tools need no session.
+		Stateless:    true,
+		JSONResponse: true,
+		Logger:       log,
+		// Every request carries an assistant key, which a page rebinding
+		// a name to 127.0.0.1 does not have; and docsmith usually sits on
+		// loopback behind a proxy that sends the public Host.
+		DisableLocalhostProtection: true,
+	})
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type domainKey struct{}
+
+// ServeMCP answers one MCP request over Streamable HTTP for domain d. The
+// SDK hands the request's context to the tools, which read d from it.
+func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain) {
+	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), domainKey{}, d)))
+}
+
+func domainFrom(ctx context.Context) (tenant.Domain, error) {
+	d, ok := ctx.Value(domainKey{}).(tenant.Domain)
+	if !ok {
+		return tenant.Domain{}, errors.New("no domain in the request context")
+	}
+	return d, nil
+}
+
+// Filter narrows a search, as the search endpoint's filter does.
+type Filter struct {
+	Version  string   `json:"version,omitempty" jsonschema:"keep passages of this docs version (and those with none)"`
+	Language string   `json:"language,omitempty" jsonschema:"keep passages of this language (and those with none)"`
+	Groups   []string `json:"groups,omitempty" jsonschema:"the reader's access groups: pages restricted to groups are searched only for a reader in one of them"`
+}
+
+// SearchInput is the search tool's arguments.
+type SearchInput struct {
+	Query    string  `json:"query" jsonschema:"what to look for, in words or as a question"`
+	PageSize int     `json:"pageSize,omitempty" jsonschema:"how many passages to return, 1 to 50 (default 10)"`
+	Filter   *Filter `json:"filter,omitempty" jsonschema:"optional version, language and access groups"`
+}
+
+// Passage is one search result.
+type Passage struct {
+	// Title is the citation title: the page title, and the section's
+	// heading when the passage is a section.
+	Title      string   `json:"title"`
+	PageTitle  string   `json:"pageTitle"`
+	Path       string   `json:"path" jsonschema:"the page's path, for get_page"`
+	URL        string   `json:"url"`
+	Heading    string   `json:"heading,omitempty"`
+	Text       string   `json:"text"`
+	Score      float64  `json:"score" jsonschema:"relevance from 0 to 1"`
+	Breadcrumb []string `json:"breadcrumb,omitempty"`
+}
+
+// SearchOutput is the search tool's structured result.
+type SearchOutput struct {
+	Passages []Passage `json:"passages"`
+}
+
+func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+	d, err := domainFrom(ctx)
+	if err != nil {
+		return nil, SearchOutput{}, s.toolError(ctx, ToolSearch, err)
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, SearchOutput{}, errors.New(`"query" is required: the text to search for`)
+	}
+	if in.PageSize == 0 {
+		in.PageSize = search.DefaultPageSize
+	}
+	if in.PageSize < 1 || in.PageSize > search.MaxPageSize {
+		return nil, SearchOutput{}, fmt.Errorf(`"pageSize" must be a whole number from 1 to %d, not %d`, search.MaxPageSize, in.PageSize)
+	}
+	q := assistant.SearchRequest{Query: in.Query, PageSize: in.PageSize}
+	if in.Filter != nil {
+		q.Filter = search.Filter{Version: in.Filter.Version, Language: in.Filter.Language, Groups: in.Filter.Groups}
+	}
+	results, err := s.docs.Search(ctx, d, q)
+	if err != nil {
+		return nil, SearchOutput{}, s.toolError(ctx, ToolSearch, err)
+	}
+	out := SearchOutput{Passages: make([]Passage, len(results))}
+	var text strings.Builder
+	if len(results) == 0 {
+		text.WriteString("No passage of the docs matches this query; try other words.")
+	}
+	for i, r := range results {
+		out.Passages[i] = Passage{Title: r.Title, PageTitle: r.PageTitle, Path: r.PagePath, URL: r.URL, Heading: r.Heading,
+			Text: r.Text, Score: r.Score, Breadcrumb: r.Breadcrumb}
+		if i > 0 {
+			text.WriteString("\n\n")
+		}
+		fmt.Fprintf(&text, "## %s\npath: %s\nurl: %s\n\n%s", r.Title, r.PagePath, r.URL, r.Text)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}}, out, nil
+}
+
+// GetPageInput is the get_page tool's arguments.
+type GetPageInput struct {
+	Path   string   `json:"path" jsonschema:"the page's path as search returns it, for example guides/setup"`
+	Groups []string `json:"groups,omitempty" jsonschema:"the reader's access groups, for a page restricted to groups"`
+}
+
+// PageOutput is a page as get_page returns it.
+type PageOutput struct {
+	Path    string `json:"path"`
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Content string `json:"content" jsonschema:"the page as Markdown"`
+}
+
+func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPageInput) (*mcp.CallToolResult, PageOutput, error) {
+	d, err := domainFrom(ctx)
+	if err != nil {
+		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
+	}
+	if strings.TrimSpace(in.Path) == "" {
+		return nil, PageOutput{}, errors.New(`"path" is required: a page path as search results give it`)
+	}
+	pt, err := s.docs.Page(ctx, d, in.Path, in.Groups)
+	if err != nil {
+		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: pt.Content}}},
+		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: pt.Content}, nil
+}
+
+// readPage serves docs://page/{path}: the public pages only, as a resource
+// read carries no access groups.
+func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	d, err := domainFrom(ctx)
+	if err != nil {
+		return nil, s.toolError(ctx, "resources/read", err)
+	}
+	uri := req.Params.URI
+	path, ok := strings.CutPrefix(uri, PageURIPrefix)
+	if unescaped, err := url.PathUnescape(path); err == nil {
+		path = unescaped
+	}
+	if !ok || strings.TrimSpace(path) == "" {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	pt, err := s.docs.Page(ctx, d, path, nil)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, s.toolError(ctx, "resources/read", err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: pt.Content}}}, nil
+}
+
+// toolError is what a client sees of a failure: the message of an error
+// meant for it (a page not found, a bad argument), and otherwise a generic
+// sentence, the cause going to the log only.
+func (s *Server) toolError(ctx context.Context, what string, err error) error {
+	switch apperr.CodeOf(err) {
+	case apperr.Internal, apperr.Unavailable:
+		s.log.ErrorContext(ctx, "mcp request failed", "op", what, "err", err)
+		return errors.New("the docs could not be read this time; try again in a moment")
+	}
+	return errors.New(apperr.MessageOf(err))
+}

@@ -1,0 +1,9 @@
+-- A reader's rating of an answer, kept on the answer's turn: up or down,
+-- an optional comment, and when it was given (NULL until rated). A second
+-- rating of the same answer replaces the first. The indexes find an answer by
+-- its message id, and a period's rated answers.
+ALTER TABLE thread_turns ADD COLUMN rating TEXT NOT NULL DEFAULT '';
+ALTER TABLE thread_turns ADD COLUMN rating_comment TEXT NOT NULL DEFAULT '';
+ALTER TABLE thread_turns ADD COLUMN rated_at INTEGER;
+CREATE INDEX thread_turns_rated ON thread_turns(rated_at) WHERE rated_at IS NOT NULL;
+CREATE INDEX thread_turns_message ON thread_turns(thread_id, message_id);
