@@ -187,6 +187,7 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	if demo != nil {
 		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
+		fmt.Fprintf(m.Out, "docsmith: the dashboard is at http://%s/ui/ (sign in with the demo admin key)\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1))
 	}
 	m.Log.Info("docsmith started", "addr", ln.Addr().String(), "data_dir", m.Config.DataDir, "backend", b.Kind, "role", m.Config.Role, "workers", m.Config.Workers)
 	return nil

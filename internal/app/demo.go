@@ -87,8 +87,6 @@ These keys are shown once; only their hashes are stored.
   admin key (agent endpoints):          %s
   assistant key (assistant endpoints):  %s
 
-Open the dashboard at %s/ui/ and sign in with the admin key.
-
 The demo project works on a sample docs repository at
   %s
 with the builtin model, which needs no LLM. Create an agent job, then follow it:
@@ -115,7 +113,7 @@ After the docs change, rebuild the index (only changed pages are rewritten):
 
   curl -s -X POST %s/v2/domains/%s/index -H 'Authorization: Bearer %s'
 
-`, DemoOrg, project.ID, domain.ID, admin, assistantKey, base, repo,
+`, DemoOrg, project.ID, domain.ID, admin, assistantKey, repo,
 		base, project.ID, admin,
 		base, project.ID, admin,
 		base, project.ID, admin,
