@@ -23,7 +23,8 @@ const (
 type Gap struct {
 	// Key names the gap across reads: its label terms joined by '+'.
 	Key string `json:"key"`
-	// Terms are the group's most frequent key terms, its label.
+	// Terms are the group's most frequent key terms as readers wrote them,
+	// its label.
 	Terms []string `json:"terms"`
 	// TopPage is the page retrieval ranked first most often, "" when
 	// nothing was found.
@@ -109,6 +110,7 @@ type flagged struct {
 	turn    TurnRecord
 	reasons []string
 	terms   []string
+	words   map[string]string // term -> the word the reader wrote
 	top     string
 }
 
@@ -133,7 +135,8 @@ func groupGaps(turns []TurnRecord, lowScore float64) []Gap {
 		if len(rs) == 0 {
 			continue
 		}
-		qs = append(qs, flagged{turn: t, reasons: rs, terms: KeyTerms(t.Question), top: t.TopPage()})
+		terms, surface := keyTerms(t.Question)
+		qs = append(qs, flagged{turn: t, reasons: rs, terms: terms, words: surface, top: t.TopPage()})
 	}
 	// Union-find over the questions, joined through the terms they share.
 	parent := make([]int, len(qs))
@@ -211,6 +214,7 @@ func sameNeed(a, b flagged, shared int) bool {
 func makeGap(qs []flagged, members []int) Gap {
 	g := Gap{Questions: []GapQuestion{}}
 	terms := map[string]int{}
+	surface := map[string]string{}
 	pages := map[string]int{}
 	// Newest first in the list.
 	sort.Slice(members, func(i, j int) bool {
@@ -241,6 +245,9 @@ func makeGap(qs []flagged, members []int) Gap {
 		}
 		for _, t := range q.terms {
 			terms[t]++
+			if _, ok := surface[t]; !ok {
+				surface[t] = q.words[t]
+			}
 		}
 		if q.top != "" {
 			pages[q.top]++
@@ -252,16 +259,17 @@ func makeGap(qs []flagged, members []int) Gap {
 			})
 		}
 	}
+	var label []string
 	for _, c := range top(terms, nil) {
-		if len(g.Terms) == labelTerms {
+		if len(label) == labelTerms {
 			break
 		}
-		g.Terms = append(g.Terms, c.Value)
+		label = append(label, c.Value)
+		g.Terms = append(g.Terms, surface[c.Value])
 	}
 	if ps := top(pages, nil); len(ps) > 0 {
 		g.TopPage = ps[0].Value
 	}
-	label := append([]string(nil), g.Terms...)
 	sort.Strings(label)
 	g.Key = strings.Join(label, "+")
 	if g.Key == "" {
@@ -342,18 +350,25 @@ func singular(w string) string {
 
 // KeyTerms returns a question's key terms, each once, in order.
 func KeyTerms(question string) []string {
+	terms, _ := keyTerms(question)
+	return terms
+}
+
+// keyTerms returns the key terms and, for each, the word as written (so a
+// gap is labelled "kubernetes", not its folded "kubernete").
+func keyTerms(question string) ([]string, map[string]string) {
 	var out []string
-	seen := map[string]bool{}
+	written := map[string]string{}
 	for _, w := range words(question) {
 		w = strings.Trim(strings.TrimSuffix(w, "'s"), "'")
 		if len([]rune(w)) < 3 || stopWords[w] {
 			continue
 		}
-		w = singular(w)
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
+		term := singular(w)
+		if _, seen := written[term]; !seen {
+			written[term] = w
+			out = append(out, term)
 		}
 	}
-	return out
+	return out, written
 }

@@ -178,7 +178,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if len(run.Messages) != 2 {
 		t.Errorf("messages %q", run.Messages)
 	}
-	if len(run.Conversations) != 1 || !strings.Contains(run.Conversations[0], question) || !strings.Contains(run.Conversations[0], "not covered") || !strings.Contains(run.Conversations[0], "👎") {
+	if len(run.Conversations) != 1 || !strings.Contains(run.Conversations[0], question) || !strings.Contains(run.Conversations[0], "not covered") || !strings.Contains(run.Conversations[0], "↓ down") {
 		t.Errorf("conversations %q", run.Conversations)
 	}
 	if !strings.Contains(run.Transcript, "Nothing about Terraform") || !strings.Contains(run.Insights, "1 questions") && !strings.Contains(run.Insights, "1\n") {

@@ -47,7 +47,7 @@ func describeEvent(e agentjob.JobEvent) string {
 		return "Checked out " + s("branch") + " from " + s("base")
 	case "tool":
 		out := "Tool " + s("name")
-		if v := s("target"); v != "" {
+		if v := strings.TrimPrefix(s("target"), s("name")+" "); v != "" && v != s("name") {
 			out += " " + v
 		}
 		if s("ok") == "false" {

@@ -56,7 +56,7 @@ func TestAssistantPages(t *testing.T) {
 		path string
 		has  []string
 	}{
-		{"/ui/domains/tern/conversations", []string{"How do I sync a folder?", "not covered", "👎", "<code>sync</code>", "Export CSV"}},
+		{"/ui/domains/tern/conversations", []string{"How do I sync a folder?", "not covered", "↓ down", "<code>sync</code>", "Export CSV"}},
 		{"/ui/domains/tern/conversations?status=not_covered", []string{"rotate webhook secrets"}},
 		{"/ui/domains/tern/conversations?feedback=up", []string{"sync a folder"}},
 		{"/ui/domains/tern/conversations/thr_hook2", []string{"=webhook secret rotation", "rated down", "nothing about rotation", "No sources."}},

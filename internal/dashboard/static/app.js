@@ -34,7 +34,7 @@ document.addEventListener("DOMContentLoaded", function () {
     li.className = "ev-" + ev.type;
     var t = document.createElement("time");
     t.dateTime = ev.at;
-    t.textContent = ev.at.replace("T", " ").replace("Z", " UTC");
+    t.textContent = ev.at.slice(11, 19);
     li.appendChild(t);
     li.appendChild(document.createTextNode(" " + ev.text));
     list.appendChild(li);
