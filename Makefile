@@ -123,6 +123,10 @@ bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a med
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/hoppscotch \
 		$(GO) test ./internal/agentrun -run '^$$' -bench TurnAgainstPlainGit -benchtime 10x
 
+.PHONY: bench-dashboard
+bench-dashboard: ## Dashboard page render time p50/p99 (jobs and conversations lists) with 10,000 jobs and 100,000 assistant turns, SQLite and PostgreSQL (with DOCSMITH_TEST_DATABASE_URL)
+	$(GO) test ./internal/dashboard -run '^$$' -bench BenchmarkPages -benchtime 200x
+
 .PHONY: bench-assistant
 bench-assistant: ## Index build, retrieval latency, and 100 concurrent assistant streams on a large docs site
 	$(GO) test ./internal/store/sqlite -run '^$$' -bench 'BenchmarkSearch' -benchtime 3x
