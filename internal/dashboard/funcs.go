@@ -17,7 +17,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"clock": func(t time.Time) string { return t.UTC().Format("15:04:05") },
-	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"whenPtr": func(t *time.Time) string {
 		if t == nil {
 			return ""
