@@ -113,6 +113,36 @@ func TestAnalyticsCLI(t *testing.T) {
 		}
 	}
 
+	// Every analytics answer matches openapi.json.
+	spec := mustSpec(t)
+	for _, c := range []struct {
+		path, key string
+		status    int
+	}{
+		{"/v2/analytics/site/conversations?limit=1", key, 200},
+		{"/v2/analytics/site/conversations/thr_b", key, 200},
+		{"/v2/analytics/site/insights?from=2026-03-01", key, 200},
+		{"/v2/analytics/site/gaps", key, 200},
+		{"/v2/analytics/site/feedback?rating=down", key, 200},
+		{"/v2/analytics/site/conversations?status=maybe", key, 400},
+		{"/v2/analytics/site/gaps", "", 401},
+		{"/v2/analytics/site/insights", assistantKey, 403},
+		{"/v2/analytics/nope/feedback", key, 404},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", remote["DOCSMITH_URL"]+c.path, nil)
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(c.key))
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := spec.check(req, res); err != nil || res.StatusCode != c.status {
+			t.Errorf("GET %s: %d (want %d), against openapi.json: %v", c.path, res.StatusCode, c.status, err)
+		}
+		res.Body.Close()
+	}
+
 	// docsmith ui login prints a link that opens a sign-in page.
 	code, out, errOut = run(remote, "ui", "login")
 	link := strings.TrimSpace(out)
