@@ -12,6 +12,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/tenant"
 )
 
 type loginView struct {
@@ -52,20 +53,24 @@ func (h *Handler) showLogin(w http.ResponseWriter, r *http.Request, status int, 
 // (field token). The form's token must match the cookie the form page set.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	c, err := r.Cookie(loginCookie)
+	c, cookieErr := r.Cookie(loginCookie)
 	form := r.PostFormValue("csrf")
-	if err != nil || form == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(form)) != 1 {
+	if cookieErr != nil || form == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(form)) != 1 {
 		h.showLogin(w, r, http.StatusForbidden, loginView{Error: "The sign-in form expired or came from elsewhere. Try again."})
 		return
 	}
 	ctx := r.Context()
 	key := strings.TrimSpace(r.PostFormValue("key"))
 	token := r.PostFormValue("token")
-	principal, err := h.Tenants.Authenticate(ctx, key)
-	if token != "" {
+	var principal tenant.Principal
+	var err error
+	switch {
+	case token != "":
 		principal, err = h.Sessions.Redeem(ctx, token)
-	} else if key == "" {
+	case key == "":
 		err = apperr.New(apperr.Invalid, "paste an admin key (svc_...) to sign in")
+	default:
+		principal, err = h.Tenants.Authenticate(ctx, key)
 	}
 	if err == nil && principal.Kind != apikey.Admin {
 		err = apperr.New(apperr.Forbidden, "this is an assistant key (svc_dsc_...); the dashboard needs an admin key (svc_...)")
