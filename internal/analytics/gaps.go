@@ -143,8 +143,7 @@ func groupGaps(turns []TurnRecord, lowScore float64) []Gap {
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]

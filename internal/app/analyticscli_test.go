@@ -129,7 +129,7 @@ func TestAnalyticsCLI(t *testing.T) {
 		{"/v2/analytics/site/insights", assistantKey, 403},
 		{"/v2/analytics/nope/feedback", key, 404},
 	} {
-		req, _ := http.NewRequestWithContext(t.Context(), "GET", remote["DOCSMITH_URL"]+c.path, nil)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, remote["DOCSMITH_URL"]+c.path, nil)
 		if c.key != "" {
 			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(c.key))
 		}
@@ -154,7 +154,7 @@ func TestAnalyticsCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if res.StatusCode != 200 {
+	if res.StatusCode != http.StatusOK {
 		t.Errorf("the link answers %d", res.StatusCode)
 	}
 }

@@ -87,7 +87,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	// A reader asks what the docs do not cover, and rates the answer down.
 	const question = "Can I deploy the site with Terraform on Kubernetes?"
 	body, _ := json.Marshal(askBody(question, ""))
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+assistantKey[1])
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
@@ -103,11 +103,11 @@ func TestDashboardInBrowser(t *testing.T) {
 			messageID, _ = c["messageId"].(string)
 		}
 	}
-	if res.StatusCode != 200 || threadID == "" || messageID == "" {
+	if res.StatusCode != http.StatusOK || threadID == "" || messageID == "" {
 		t.Fatalf("ask: %d thread %q message %q\n%s", res.StatusCode, threadID, messageID, stream)
 	}
 	fb, _ := json.Marshal(map[string]string{"threadId": threadID, "messageId": messageID, "rating": "down", "comment": "Nothing about Terraform"})
-	req, _ = http.NewRequestWithContext(t.Context(), "POST", base+"/discovery/v1/assistant/demo/feedback", bytes.NewReader(fb))
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/discovery/v1/assistant/demo/feedback", bytes.NewReader(fb))
 	req.Header.Set("Authorization", "Bearer "+assistantKey[1])
 	req.Header.Set("Content-Type", "application/json")
 	res, err = http.DefaultClient.Do(req)

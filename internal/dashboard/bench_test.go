@@ -105,7 +105,7 @@ func BenchmarkPages(b *testing.B) {
 				b.Run(p.name, func(b *testing.B) {
 					var took []time.Duration
 					for b.Loop() {
-						req := httptest.NewRequest("GET", p.path, nil)
+						req := httptest.NewRequest(http.MethodGet, p.path, nil)
 						req.AddCookie(site.cookie)
 						rec := httptest.NewRecorder()
 						start := time.Now()

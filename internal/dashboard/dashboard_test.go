@@ -133,13 +133,13 @@ func (b *browser) do(req *http.Request) page {
 
 func (b *browser) get(path string) page {
 	b.f.t.Helper()
-	req, _ := http.NewRequestWithContext(b.f.t.Context(), "GET", b.f.url+path, nil)
+	req, _ := http.NewRequestWithContext(b.f.t.Context(), http.MethodGet, b.f.url+path, nil)
 	return b.do(req)
 }
 
 func (b *browser) post(path string, form url.Values) page {
 	b.f.t.Helper()
-	req, _ := http.NewRequestWithContext(b.f.t.Context(), "POST", b.f.url+path, strings.NewReader(form.Encode()))
+	req, _ := http.NewRequestWithContext(b.f.t.Context(), http.MethodPost, b.f.url+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return b.do(req)
 }

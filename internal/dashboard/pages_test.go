@@ -291,7 +291,7 @@ func TestLoginLink(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
 	post := func(key string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), "POST", f.url+"/ui/login-links", nil)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url+"/ui/login-links", nil)
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
