@@ -110,6 +110,9 @@ fuzz: ## Fuzz the request and key parsers for a short while each
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodePromptBody -fuzztime 20s
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzParseAssistantBody -fuzztime 20s
 	$(GO) test ./internal/apikey -run '^$$' -fuzz FuzzParse -fuzztime 20s
+	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzDecodeCursor -fuzztime 20s
+	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzParseRange -fuzztime 20s
+	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzKeyTerms -fuzztime 20s
 
 CORPORA ?= ../shared/corpora
 

@@ -364,6 +364,9 @@ func keyTerms(question string) ([]string, map[string]string) {
 			continue
 		}
 		term := singular(w)
+		if len([]rune(term)) < 3 { // "axes" stays itself rather than "ax"
+			term = w
+		}
 		if _, seen := written[term]; !seen {
 			written[term] = w
 			out = append(out, term)
