@@ -272,6 +272,9 @@ func TestSettings(t *testing.T) {
 	if made.status != 200 || secret == nil {
 		t.Fatalf("new key: %d\n%s", made.status, made.body)
 	}
+	if !strings.Contains(made.body, `data-key=&#34;`+secret[1]+`&#34;`) {
+		t.Error("the snippets do not carry the new assistant key")
+	}
 	if again := b.get("/ui/settings"); strings.Contains(again.body, secret[1]) {
 		t.Error("the secret is shown again")
 	}

@@ -43,16 +43,22 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, v *viewer
 		}
 		base = scheme + "://" + r.Host
 	}
+	// Right after an assistant key is made, the snippets carry it: such a
+	// key is public by nature (it sits in every page with the widget).
+	key := "svc_dsc_…"
+	if kind == string(apikey.Assistant) && secret != "" {
+		key = secret
+	}
 	for _, d := range v.domains {
-		view.Domains = append(view.Domains, domainSetting{Domain: d, Snippet: widgetSnippet(strings.TrimRight(base, "/"), d)})
+		view.Domains = append(view.Domains, domainSetting{Domain: d, Snippet: widgetSnippet(strings.TrimRight(base, "/"), d, key)})
 	}
 	return h.render(w, r, v, http.StatusOK, "settings", "Settings", "settings", view)
 }
 
-// widgetSnippet is the script tag a docs site pastes, with a placeholder
-// for the assistant key (secrets are shown once, never again).
-func widgetSnippet(base string, d tenant.Domain) string {
-	return `<script async src="` + base + `/widget.js" data-domain="` + d.ID + `" data-key="svc_dsc_…" data-title="` + d.ID + ` docs"></script>`
+// widgetSnippet is the script tag a docs site pastes, with key as its
+// assistant key (a placeholder except right after one is made).
+func widgetSnippet(base string, d tenant.Domain, key string) string {
+	return `<script async src="` + base + `/widget.js" data-domain="` + d.ID + `" data-key="` + key + `" data-title="` + d.ID + ` docs"></script>`
 }
 
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v *viewer) error {
