@@ -92,13 +92,30 @@ $(BROWSER_STAMP): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
 		echo "npm not found: the browser tests will be skipped"; \
 	fi
 
+MCP_CLIENT_DIR   := clients/mcp
+MCP_CLIENT_STAMP := $(MCP_CLIENT_DIR)/node_modules/.installed
+
+.PHONY: mcp-client
+mcp-client: $(MCP_CLIENT_STAMP) ## Install the TypeScript MCP client the MCP tests drive (npm ci in clients/mcp, once)
+
+# As for the AI SDK clients: reinstalled when package.json or the lock file
+# changed; without npm skipped (and TestMCPTypeScriptClient with it), except in CI.
+$(MCP_CLIENT_STAMP): $(MCP_CLIENT_DIR)/package.json $(MCP_CLIENT_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(MCP_CLIENT_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	elif [ -n "$$CI" ] && [ "$$CI" != false ]; then \
+		echo "npm is needed to install the MCP client in $(MCP_CLIENT_DIR)"; exit 1; \
+	else \
+		echo "npm not found: the TypeScript MCP client test will be skipped"; \
+	fi
+
 # The PostgreSQL and Redis tests (scale-out) run when these name a server,
 # and fail if it does not answer; .ci/run sets them. Unset, they are skipped.
 #   DOCSMITH_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 #   DOCSMITH_TEST_REDIS_URL=redis://127.0.0.1:6379/0
 
 .PHONY: test
-test: gitea aisdk-clients browser-deps ## Run every test (what CI runs); PostgreSQL and Redis ones need DOCSMITH_TEST_DATABASE_URL and DOCSMITH_TEST_REDIS_URL
+test: gitea aisdk-clients browser-deps mcp-client ## Run every test (what CI runs); PostgreSQL and Redis ones need DOCSMITH_TEST_DATABASE_URL and DOCSMITH_TEST_REDIS_URL
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" $(GO) test -race -count=1 ./...
 
 .PHONY: test-short
@@ -134,6 +151,10 @@ bench-dashboard: ## Dashboard page render time p50/p99 (jobs and conversations l
 bench-assistant: ## Index build, retrieval latency, and 100 concurrent assistant streams on a large docs site
 	$(GO) test ./internal/store/sqlite -run '^$$' -bench 'BenchmarkSearch' -benchtime 3x
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench AssistantStreams -benchtime 500x
+
+.PHONY: bench-mcp
+bench-mcp: ## MCP search latency (p50, p99) from the Go SDK client to a running server, on a large docs site
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench MCPSearch -benchtime 2000x
 
 $(GOLANGCI_LINT):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)

@@ -2,7 +2,7 @@
 // example question, and the time from sending a question to the first
 // answer text on screen is measured over several runs (started by
 // BenchmarkWidgetFirstToken and TestDemoPageInBrowser). Input on stdin:
-//   {chromium, page, runs, artifacts}
+//   {chromium, page, runs, artifacts, apiQuestion?}
 // Prints {firstTokenMs: [...], totalMs: [...], text, sources, console}.
 
 import { launch, log, readInput } from './lib.mjs';
@@ -49,6 +49,19 @@ try {
   }
   out.text = await page.locator('.msg.assistant .md').last().textContent();
   out.sources = await page.locator('.msg.assistant .sources a').evaluateAll((as) => as.map((a) => a.href));
+
+  // A site's own search box: docsmith.open(question) asks at once.
+  if (input.apiQuestion) {
+    await page.locator('button[aria-label="New conversation"]').click();
+    await page.evaluate(() => window.docsmith.close());
+    // Opened from the launcher, closed: the focus is back on the launcher.
+    await page.waitForTimeout(50);
+    out.focusAfterClose = await page.evaluate(() => document.querySelector('docsmith-widget').shadowRoot.activeElement?.className ?? '');
+    await page.evaluate((q) => window.docsmith.open(q), input.apiQuestion);
+    await page.locator('.msg.assistant .actions').waitFor({ timeout });
+    out.apiQuestion = await page.locator('.msg.user').last().textContent();
+    out.apiSources = await page.locator('.msg.assistant .sources a').evaluateAll((as) => as.map((a) => a.href));
+  }
   if (input.artifacts) {
     await page.screenshot({ path: `${input.artifacts}/demo-answer.png` });
     await page.evaluate(() => window.docsmith.close());

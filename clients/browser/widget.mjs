@@ -86,7 +86,15 @@ async function ask(page, question) {
 
 async function openWidget(page) {
   await page.waitForFunction(() => window.docsmith && window.docsmith.version, null, { timeout });
-  await page.evaluate(() => window.docsmith.open());
+  await page.evaluate(() => {
+    // The JS API's events, as a site would follow them.
+    if (!window.__events) {
+      window.__events = [];
+      for (const name of ['open', 'answer', 'feedback']) window.docsmith.on(name, (d) => window.__events.push({ name, detail: d }));
+      window.addEventListener('docsmith:answer', () => window.__events.push({ name: 'window:answer' }));
+    }
+    window.docsmith.open();
+  });
   await page.locator('[role=dialog]').waitFor({ timeout });
 }
 
@@ -162,6 +170,7 @@ try {
   await last.locator('.comment button[type=submit]').click();
   await last.locator('.thanks').waitFor({ timeout });
   out.feedback = await last.locator('.thanks').textContent();
+  out.events = await page.evaluate(() => window.__events);
   log('feedback', out.feedback);
 
   // Screenshots of the open widget: light and dark, desktop and phone.

@@ -82,7 +82,7 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	m.backend = b
 	tenants := tenant.NewService(b.Tenants, m.Now)
-	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, m.LookupEnv, m.Log)
+	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
 	widgetBundle := widget.Embedded()
 	var demo http.Handler
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
@@ -90,9 +90,10 @@ func (m *Main) Start(ctx context.Context) error {
 			_ = b.Close()
 			return fmt.Errorf("create demo organization: %w", err)
 		}
+		// The demo page is a convenience: without it the server still
+		// does its whole job, so a failure is logged, not fatal.
 		if demo, err = m.demoSite(ctx, tenants, widgetBundle.Path()); err != nil {
-			_ = b.Close()
-			return err
+			m.Log.Warn("no demo page", "err", err)
 		}
 	}
 
@@ -114,7 +115,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = b.Close()
 		return fmt.Errorf("build the dashboard: %w", err)
 	}
-	assistantSvc := m.newAssistant(b.Index, b.Threads)
+	assistantSvc := m.newAssistant(b.Index, b.Threads, b.Catalogs)
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      jobs,

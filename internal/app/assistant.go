@@ -11,9 +11,10 @@ import (
 	"github.com/docsmith/docsmith/internal/search"
 )
 
-// newAssistant is the assistant over the store's indexes and threads, with
+// newAssistant is the assistant over the store's indexes, threads and page
+// catalogs, with
 // the configured model providers.
-func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore) *assistant.Service {
+func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, catalogs assistant.CatalogStore) *assistant.Service {
 	models := llm.Config{
 		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
 		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
@@ -25,6 +26,7 @@ func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore) *
 	return assistant.New(assistant.Config{
 		Index:     index,
 		Threads:   threads,
+		Catalogs:  catalogs,
 		OpenModel: func(name string) (llm.Model, error) { return llm.Open(name, models) },
 		Log:       m.Log,
 		Now:       m.Now,
@@ -34,11 +36,12 @@ func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore) *
 // NewIndexer returns the indexer of a server and of 'docsmith index': it
 // finds projects in projects and writes index; its short-lived clones go to
 // DATA_DIR/index-work, and it reads the tokens projects name with lookupEnv.
-func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectStore, index search.Index, lookupEnv func(string) (string, bool), log *slog.Logger) *assistant.Indexer {
+func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectStore, index search.Index, catalogs assistant.CatalogStore, lookupEnv func(string) (string, bool), log *slog.Logger) *assistant.Indexer {
 	return assistant.NewIndexer(assistant.IndexerConfig{
 		Git:       git,
 		Projects:  projects,
 		Index:     index,
+		Catalogs:  catalogs,
 		WorkDir:   filepath.Join(cfg.DataDir, "index-work"),
 		LookupEnv: lookupEnv,
 		Log:       log,

@@ -54,6 +54,8 @@ type Backend struct {
 	// replica) is searched by all, and a thread continues on any replica.
 	Index   search.Index
 	Threads assistant.ThreadStore
+	// Catalogs holds each domain's page catalog, beside its index.
+	Catalogs assistant.CatalogStore
 	// Analytics reads the threads for the dashboard and the analytics API;
 	// Sessions keeps the dashboard's sign-ins. Both live where the threads do.
 	Analytics analytics.Store
@@ -81,7 +83,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
 		b.Local = local
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = local, local, local, local, local
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, local, local, local
 		b.Analytics, b.Sessions = local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
@@ -89,7 +91,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open the database: %w", err)
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = pg, pg, pg, pg, pg
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, pg, pg, pg
 		b.Analytics, b.Sessions = pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -73,7 +75,7 @@ func TestDemoPage(t *testing.T) {
 		}
 		keys = append(keys, key[1])
 		body, _ := json.Marshal(askBody("How do I install Quill?", ""))
-		req, _ := http.NewRequest("POST", base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key[1])
 		req.Header.Set("Content-Type", "application/json")
 		res, err = client.Do(req)
@@ -95,13 +97,16 @@ func TestDemoPage(t *testing.T) {
 }
 
 type demoRun struct {
-	Failure      string
-	Console      []string
-	Examples     []string
-	FirstTokenMs []float64
-	TotalMs      []float64
-	Text         string
-	Sources      []string
+	Failure         string
+	Console         []string
+	Examples        []string
+	FirstTokenMs    []float64
+	TotalMs         []float64
+	Text            string
+	Sources         []string
+	APIQuestion     string
+	APISources      []string
+	FocusAfterClose string
 }
 
 // TestDemoPageInBrowser is the new user's first minute: make run, open the
@@ -116,7 +121,9 @@ func TestDemoPageInBrowser(t *testing.T) {
 	base := "http://" + m.Addr()
 
 	var run demoRun
-	browser.Run(t, "demo.mjs", map[string]any{"page": base + "/demo/guides/install", "runs": 1, "artifacts": artifacts}, &run)
+	browser.Run(t, "demo.mjs", map[string]any{
+		"page": base + "/demo/guides/install", "runs": 1, "artifacts": artifacts, "apiQuestion": "How do I change the theme?",
+	}, &run)
 	if run.Failure != "" {
 		t.Fatalf("browser: %s\nconsole: %q", run.Failure, run.Console)
 	}
@@ -128,6 +135,13 @@ func TestDemoPageInBrowser(t *testing.T) {
 	}
 	if len(run.Sources) == 0 || run.Sources[0] != base+"/demo/guides/install" {
 		t.Errorf("sources %q, want the demo site's install page first", run.Sources)
+	}
+	if run.FocusAfterClose != "launcher" {
+		t.Errorf("after closing, the focus is on %q, want the launcher it was opened from", run.FocusAfterClose)
+	}
+	// docsmith.open(question), as a site's search box would call it.
+	if run.APIQuestion != "How do I change the theme?" || len(run.APISources) == 0 || run.APISources[0] != base+"/demo/guides/themes" {
+		t.Errorf("docsmith.open(question): asked %q, sources %q", run.APIQuestion, run.APISources)
 	}
 }
 
@@ -152,4 +166,24 @@ func BenchmarkWidgetFirstToken(b *testing.B) {
 	b.ReportMetric(pct(run.FirstTokenMs, 0.95), "first-token-p95-ms")
 	b.ReportMetric(pct(run.TotalMs, 0.5), "answer-p50-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// TestDemoPageUnreadableKey: a demo page that cannot get its key leaves
+// the server up, without the page.
+func TestDemoPageUnreadableKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "demo-widget-key"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, out := startDemo(t, dir)
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	res, err := http.Get("http://" + m.Addr() + "/demo/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound || strings.Contains(out.String(), "the demo docs site") {
+		t.Errorf("GET /demo/ is %d; start printed:\n%s", res.StatusCode, out)
+	}
 }

@@ -9,7 +9,6 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -145,7 +144,11 @@ type widgetRun struct {
 	CodeChip            string
 	Code                askResult
 	Feedback            string
-	Screenshots         []struct {
+	Events              []struct {
+		Name   string
+		Detail map[string]any
+	}
+	Screenshots []struct {
 		File, Scheme, Name string
 		PanelBackground    string
 		PanelWidth         float64
@@ -307,6 +310,17 @@ func TestWidgetInBrowser(t *testing.T) {
 	if run.Feedback != "Thanks for the feedback." {
 		t.Errorf("after the feedback the answer shows %q", run.Feedback)
 	}
+	// The JS API's events since the reload: open, then answer (on window
+	// too), for each question, then the feedback.
+	var names []string
+	for _, e := range run.Events {
+		names = append(names, e.Name)
+	}
+	if want := []string{"open", "answer", "window:answer", "open", "answer", "window:answer", "open", "answer", "window:answer", "feedback"}; !slices.Equal(names, want) {
+		t.Errorf("events %q, want %q", names, want)
+	} else if a, f := run.Events[7].Detail, run.Events[9].Detail; a["threadId"] != thread || a["question"] != "Where do I put these patterns?" || f["rating"] != "down" || f["messageId"] != a["messageId"] {
+		t.Errorf("answer event %v, feedback event %v", a, f)
+	}
 	turns, err = store.RecentTurns(t.Context(), thread, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -354,5 +368,5 @@ func TestWidgetInBrowser(t *testing.T) {
 	if len(run.Screenshots) != 4 {
 		t.Errorf("%d screenshots, want 4", len(run.Screenshots))
 	}
-	t.Log(fmt.Sprintf("screenshots: %d in %s", len(run.Screenshots), artifacts))
+	t.Logf("screenshots: %d in %s", len(run.Screenshots), artifacts)
 }

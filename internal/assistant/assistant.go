@@ -118,6 +118,9 @@ func (r *Request) Question() string { return strings.TrimSpace(r.Messages[len(r.
 type Config struct {
 	Index   search.Index
 	Threads ThreadStore
+	// Catalogs holds the domains' page catalogs (for Catalog); nil serves
+	// none.
+	Catalogs CatalogStore
 	// OpenModel opens a model by its PROVIDER/MODEL name (llm.Open with the
 	// configured providers).
 	OpenModel func(name string) (llm.Model, error)
@@ -137,6 +140,7 @@ type Service struct {
 	index     search.Index
 	retriever *search.Retriever
 	threads   ThreadStore
+	catalogs  CatalogStore
 	openModel func(string) (llm.Model, error)
 	log       *slog.Logger
 	now       func() time.Time
@@ -153,6 +157,7 @@ func New(cfg Config) *Service {
 		index:     cfg.Index,
 		retriever: search.NewRetriever(cfg.Index),
 		threads:   cfg.Threads,
+		catalogs:  cfg.Catalogs,
 		openModel: cfg.OpenModel,
 		log:       cfg.Log,
 		now:       cfg.Now,
@@ -252,4 +257,29 @@ func (s *Service) Page(ctx context.Context, d tenant.Domain, path string, groups
 		return search.PageText{}, fmt.Errorf("page %s of %s: %w", p, d.ID, err)
 	}
 	return pt, nil
+}
+
+// CatalogStore keeps each domain's page catalog, written by each index
+// build. GetCatalog returns an apperr NotFound error for a domain that has
+// none.
+type CatalogStore interface {
+	PutCatalog(ctx context.Context, domain string, c search.SiteCatalog) error
+	GetCatalog(ctx context.Context, domain string) (search.SiteCatalog, error)
+}
+
+// Catalog returns the domain's indexed pages in navigation order, all of
+// them: a caller that shows them to the public keeps the Public ones. A
+// domain not indexed yet is an apperr NotFound error.
+func (s *Service) Catalog(ctx context.Context, d tenant.Domain) (search.SiteCatalog, error) {
+	if s.catalogs == nil {
+		return search.SiteCatalog{}, apperr.New(apperr.NotFound, "the pages of %s are not listed on this server", d.ID)
+	}
+	c, err := s.catalogs.GetCatalog(ctx, d.ID)
+	if apperr.Is(err, apperr.NotFound) {
+		return search.SiteCatalog{}, apperr.New(apperr.NotFound, "the docs of %s are not indexed yet; run docsmith index %s", d.ID, d.ID)
+	}
+	if err != nil {
+		return search.SiteCatalog{}, fmt.Errorf("catalog of %s: %w", d.ID, err)
+	}
+	return c, nil
 }

@@ -60,10 +60,11 @@ func (f *Feedback) Validate() error {
 // that a key learns nothing about threads that are not its domain's. f must
 // have passed Validate.
 func (s *Service) Rate(ctx context.Context, d tenant.Domain, f Feedback) (Feedback, error) {
-	notFound := apperr.New(apperr.NotFound, "answer %q of thread %q not found in the assistant of %s; send the threadId and messageId the answer's stream sent", f.MessageID, f.ThreadID, d.ID)
 	if len(f.ThreadID) > maxThreadIDLen || len(f.MessageID) > maxThreadIDLen {
-		return Feedback{}, notFound
+		// Not ids of ours; not echoed either.
+		return Feedback{}, apperr.New(apperr.NotFound, "answer not found in the assistant of %s; send the threadId and messageId the answer's stream sent", d.ID)
 	}
+	notFound := apperr.New(apperr.NotFound, "answer %q of thread %q not found in the assistant of %s; send the threadId and messageId the answer's stream sent", f.MessageID, f.ThreadID, d.ID)
 	th, err := s.threads.GetThread(ctx, f.ThreadID)
 	switch {
 	case apperr.Is(err, apperr.NotFound):

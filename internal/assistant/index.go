@@ -29,6 +29,8 @@ type IndexerConfig struct {
 	Git      *gitcli.Git
 	Projects ProjectStore
 	Index    search.Index
+	// Catalogs receives the page catalog of each build; nil keeps none.
+	Catalogs CatalogStore
 	// WorkDir holds the short-lived clones.
 	WorkDir string
 	// LookupEnv reads the forge tokens projects name; nil means
@@ -128,6 +130,11 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 	stats, err := search.Build(ctx, x.cfg.Index, d.ID, site, d.SiteURL)
 	if err != nil {
 		return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
+	}
+	if x.cfg.Catalogs != nil {
+		if err := x.cfg.Catalogs.PutCatalog(ctx, d.ID, search.Catalog(site, d.SiteURL)); err != nil {
+			return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
+		}
 	}
 	stats.Duration = time.Since(start)
 	res.BuildStats = stats

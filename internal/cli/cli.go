@@ -49,6 +49,7 @@ Usage:
   docsmith apply FILE                                              create what a set-up file describes
   docsmith eval retrieval --corpus DIR --questions FILE            measure retrieval on a docs site
   docsmith index DOMAIN [--data DIR]                               build or refresh a domain's search index
+  docsmith export llms-txt DOMAIN DIR [--data DIR]                 write the domain's llms.txt and llms-full.txt into DIR
   docsmith job create --project P "INSTRUCTION" [--watch] | job get|watch --project P JOB_ID | job list --project P
                                                                    agent jobs over HTTP (--url, --key or DOCSMITH_URL, DOCSMITH_API_KEY)
   docsmith analytics stats|conversations|gaps|feedback --domain D [--from DATE] [--to DATE] [--format table|json|csv]
@@ -98,7 +99,7 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return uiLogin(ctx, rest[1:], env)
 	case "org create", "org list", "project create", "project list", "domain create", "domain list",
 		"key create", "key list", "key revoke", "config show",
-		"eval retrieval":
+		"eval retrieval", "export llms-txt":
 		rest = rest[1:]
 		cmd += " " + sub
 	}
@@ -138,6 +139,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return evalRetrieval(ctx, rest, env)
 	case "index":
 		return indexDomain(ctx, rest, env)
+	case "export llms-txt":
+		return exportLLMsTxt(ctx, rest, env)
 	case "version":
 		fmt.Fprintln(env.Stdout, "docsmith", Version)
 		return nil

@@ -51,7 +51,7 @@ func indexDomain(ctx context.Context, args []string, env Env) error {
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
-	res, err := app.NewIndexer(cfg, git, b.Tenants, b.Index, lookupEnv, log).Index(ctx, d)
+	res, err := app.NewIndexer(cfg, git, b.Tenants, b.Index, b.Catalogs, lookupEnv, log).Index(ctx, d)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package demosite_test
 
 import (
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestPages(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			t.Parallel()
 			rec := httptest.NewRecorder()
-			site.ServeHTTP(rec, httptest.NewRequest("GET", tt.path, nil))
+			site.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
 			res := rec.Result()
 			body, _ := io.ReadAll(res.Body)
 			if res.StatusCode != tt.status || res.Header.Get("Content-Type") != "text/html; charset=utf-8" {
@@ -65,8 +66,8 @@ func TestPages(t *testing.T) {
 	}
 	// Each page gets its own nonce.
 	a, b := httptest.NewRecorder(), httptest.NewRecorder()
-	site.ServeHTTP(a, httptest.NewRequest("GET", "/demo/", nil))
-	site.ServeHTTP(b, httptest.NewRequest("GET", "/demo/", nil))
+	site.ServeHTTP(a, httptest.NewRequest(http.MethodGet, "/demo/", nil))
+	site.ServeHTTP(b, httptest.NewRequest(http.MethodGet, "/demo/", nil))
 	if a.Header().Get("Content-Security-Policy") == b.Header().Get("Content-Security-Policy") {
 		t.Error("two pages share a CSP nonce")
 	}

@@ -84,6 +84,7 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 		check(err)
 		_, err = search.Build(ctx, store, d.ID, site, d.SiteURL)
 		check(err)
+		check(store.PutCatalog(ctx, d.ID, search.Catalog(site, d.SiteURL)))
 	}
 	for _, org := range []string{"acme", "globex"} {
 		_, err := tenants.CreateOrg(ctx, org)
@@ -97,7 +98,7 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
 	s.globex, s.globexAdm = key("globex", apikey.Assistant), key("globex", apikey.Admin)
 
-	svc := assistant.New(assistant.Config{Index: store, Threads: store, Now: now})
+	svc := assistant.New(assistant.Config{Index: store, Threads: store, Catalogs: store, Now: now})
 	srv := New(Deps{
 		Tenants:      tenants,
 		Assistant:    svc,

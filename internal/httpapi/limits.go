@@ -43,8 +43,14 @@ func (s *Server) assistantRules(p tenant.Principal, clientIP netip.Addr) []ratel
 	return []ratelimit.Rule{
 		{Name: "assistant requests per key", Key: "assistant:key:" + p.KeyID, Limit: s.Limits.AssistantPerKeyMonth, Window: Month},
 		{Name: "assistant requests per organization", Key: "assistant:org:" + p.OrgID, Limit: s.Limits.AssistantPerOrgHour, Window: time.Hour},
-		{Name: "assistant requests per client IP", Key: "assistant:ip:" + clientIP.String(), Limit: s.Limits.AssistantPerIPDay, Window: 24 * time.Hour},
+		s.assistantIPRule(clientIP),
 	}
+}
+
+// assistantIPRule is the assistant's per client IP limit alone, for the
+// public discovery endpoints, which have no key to count against.
+func (s *Server) assistantIPRule(clientIP netip.Addr) ratelimit.Rule {
+	return ratelimit.Rule{Name: "assistant requests per client IP", Key: "assistant:ip:" + clientIP.String(), Limit: s.Limits.AssistantPerIPDay, Window: 24 * time.Hour}
 }
 
 // clientIP is the connection's peer, unless the peer is a trusted proxy: then

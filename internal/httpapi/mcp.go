@@ -22,6 +22,9 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {
 		return err
 	}
+	// The body limit of every other endpoint applies (413 from the
+	// protocol layer, which reads the body).
+	r.Body = http.MaxBytesReader(w, r.Body, s.MaxBodyBytes)
 	s.MCP.ServeMCP(w, r, d)
 	return nil
 }

@@ -154,6 +154,11 @@ func TestMCPRefusesBadKeysAndForeignDomains(t *testing.T) {
 			}
 		})
 	}
+	// The server's body limit holds.
+	if r := s.post("/discovery/v1/mcp/tern", s.assistant, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"`+strings.Repeat("a", 70<<10)+`"}}`,
+		"Accept", "application/json, text/event-stream"); r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("large body: %d %s", r.status, r.body)
+	}
 	// The unknown domain and the foreign one answer the same.
 	a := s.post("/discovery/v1/mcp/globex-site", s.assistant, `{}`)
 	b := s.post("/discovery/v1/mcp/nope", s.assistant, `{}`)

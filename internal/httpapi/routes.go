@@ -45,6 +45,8 @@ func (s *Server) routes() http.Handler {
 	t.add("POST /discovery/v1/page/{domain}", s.handle(s.cors(s.pageContent)))
 	t.add("OPTIONS /discovery/v1/page/{domain}", s.handle(s.preflight))
 	t.add("POST /discovery/v1/mcp/{domain}", s.handle(s.mcp))
+	t.add("GET /discovery/v1/llms.txt/{domain}", s.handle(s.llmsIndex))
+	t.add("GET /discovery/v1/llms-full.txt/{domain}", s.handle(s.llmsFull))
 
 	t.add("GET /widget.js", http.HandlerFunc(s.Widget.Latest))
 	t.add("GET /widget/{file}", http.HandlerFunc(s.Widget.Hashed))

@@ -41,7 +41,7 @@ func TestServe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req := httptest.NewRequest("GET", tt.path, nil)
+			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
 			for k, v := range tt.header {
 				req.Header.Set(k, v)
 			}
@@ -80,7 +80,7 @@ type served struct{ body []byte }
 
 func mustRead(t *testing.T, b *widget.Bundle, path string, header http.Header) served {
 	t.Helper()
-	req := httptest.NewRequest("GET", path, nil)
+	req := httptest.NewRequest(http.MethodGet, path, nil)
 	for k, v := range header {
 		req.Header[k] = v
 	}

@@ -34,6 +34,7 @@ func searchCases() []testCase {
 		{"Search/DomainsIndependent", testSearchDomains},
 		{"Threads", testThreads},
 		{"Threads/Feedback", testThreadFeedback},
+		{"Catalogs", testCatalogs},
 	}
 }
 
@@ -506,5 +507,30 @@ func testThreadFeedback(t *testing.T, s Store) {
 	must(t, err, "RecentTurns")
 	if len(other) != 1 || other[0].Rating != "" {
 		t.Errorf("the other thread's turn was rated: %+v", other)
+	}
+}
+
+func testCatalogs(t *testing.T, s Store) {
+	ctx := t.Context()
+	_, err := s.GetCatalog(ctx, "kettle")
+	wantCode(t, err, apperr.NotFound, "GetCatalog before any")
+	first := search.Catalog(loadSite(t, fixtureFS(t)), "https://docs.example")
+	if len(first.Pages) == 0 {
+		t.Fatal("the fixture's catalog is empty")
+	}
+	must(t, s.PutCatalog(ctx, "kettle", first), "PutCatalog")
+	got, err := s.GetCatalog(ctx, "kettle")
+	must(t, err, "GetCatalog")
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", first) {
+		t.Errorf("catalog =\n  %+v\nwant\n  %+v", got, first)
+	}
+	// A new build replaces it whole; other domains keep theirs.
+	second := search.SiteCatalog{Name: "Kettle", Pages: []search.CatalogPage{{Path: "a", Title: "A", URL: "https://docs.example/a", Section: []string{"Start"}, Groups: []string{"staff"}}}}
+	must(t, s.PutCatalog(ctx, "kettle", second), "PutCatalog again")
+	must(t, s.PutCatalog(ctx, "other", first), "PutCatalog other")
+	got, err = s.GetCatalog(ctx, "kettle")
+	must(t, err, "GetCatalog")
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", second) {
+		t.Errorf("replaced catalog = %+v", got)
 	}
 }

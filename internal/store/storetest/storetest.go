@@ -36,6 +36,7 @@ type Store interface {
 	assistant.ThreadStore
 	analytics.Store
 	websession.Store
+	assistant.CatalogStore
 }
 
 type testCase struct {

@@ -117,7 +117,13 @@ function start() {
       open = false;
       changed();
       emit('close', {});
-      if (returnFocus instanceof HTMLElement) returnFocus.focus();
+      // Back to where the reader was: the page's element, or the
+      // launcher when the dialog was opened from it.
+      const back = returnFocus;
+      setTimeout(() => {
+        if (back === host) shadow.querySelector<HTMLElement>('button.launcher')?.focus();
+        else if (back instanceof HTMLElement) back.focus();
+      }, 0);
     },
     isOpen: () => open,
     subscribe(fn) {

@@ -1,0 +1,96 @@
+package llmstxt_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/llmstxt"
+	"github.com/docsmith/docsmith/internal/search"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+const siteURL = "https://lumen.example/docs"
+
+// fixture is the catalog of testdata/site and its pages as an index holds
+// them (search.AssemblePage over the chunks).
+func fixture(t *testing.T) (search.SiteCatalog, llmstxt.PageFunc) {
+	t.Helper()
+	site, err := docs.Load(os.DirFS("testdata/site"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPage := map[string][]search.Chunk{}
+	for _, c := range search.Chunks(site, siteURL) {
+		byPage[c.PagePath] = append(byPage[c.PagePath], c)
+	}
+	pages := func(_ context.Context, path string) (string, error) {
+		pt, ok := search.AssemblePage(byPage[path])
+		if !ok {
+			return "", fmt.Errorf("no page %s", path)
+		}
+		return pt.Content, nil
+	}
+	return search.Catalog(site, siteURL), pages
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestIndexGolden(t *testing.T) {
+	t.Parallel()
+	c, _ := fixture(t)
+	got := llmstxt.Index(c, "lumen-docs")
+	golden(t, "llms.txt", got)
+	for _, left := range []string{"Audit log", "admin/audit", "Drafts"} {
+		if strings.Contains(string(got), left) {
+			t.Errorf("llms.txt lists %q, a page restricted to a group or kept out of search", left)
+		}
+	}
+}
+
+func TestFullGolden(t *testing.T) {
+	t.Parallel()
+	c, pages := fixture(t)
+	got, err := llmstxt.Full(t.Context(), c, "lumen-docs", pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "llms-full.txt", got)
+	if strings.Contains(string(got), "lumen audit") {
+		t.Error("llms-full.txt holds the text of a page restricted to a group")
+	}
+}
+
+func TestHeaderAndEscapes(t *testing.T) {
+	t.Parallel()
+	c := search.SiteCatalog{Pages: []search.CatalogPage{
+		{Path: "a", Title: "Brackets [beta]", URL: "https://x.example/a (old)"},
+		{Path: "b", Title: "Versioned", URL: "https://x.example/b", Version: "v1"},
+	}}
+	got := string(llmstxt.Index(c, "acme-docs"))
+	want := "# acme-docs\n\n> The documentation of acme-docs.\n\n## Docs\n\n- [Brackets \\[beta\\]](https://x.example/a%20%28old%29)\n\n## v1\n\n- [Versioned](https://x.example/b)\n"
+	if got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
