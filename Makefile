@@ -127,6 +127,9 @@ fuzz: ## Fuzz the request and key parsers for a short while each
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodePromptBody -fuzztime 20s
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzParseAssistantBody -fuzztime 20s
 	$(GO) test ./internal/apikey -run '^$$' -fuzz FuzzParse -fuzztime 20s
+	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzDecodeCursor -fuzztime 20s
+	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzParseRange -fuzztime 20s
+	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzKeyTerms -fuzztime 20s
 
 CORPORA ?= ../shared/corpora
 
@@ -139,6 +142,10 @@ bench: ## Job create+get over HTTP at 32 clients and assistant retrieval latency
 bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a medium docs site in a real Gitea
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/hoppscotch \
 		$(GO) test ./internal/agentrun -run '^$$' -bench TurnAgainstPlainGit -benchtime 10x
+
+.PHONY: bench-dashboard
+bench-dashboard: ## Dashboard page render time p50/p99 (jobs and conversations lists) with 10,000 jobs and 100,000 assistant turns, SQLite and PostgreSQL (with DOCSMITH_TEST_DATABASE_URL)
+	$(GO) test ./internal/dashboard -run '^$$' -bench BenchmarkPages -benchtime 200x
 
 .PHONY: bench-assistant
 bench-assistant: ## Index build, retrieval latency, and 100 concurrent assistant streams on a large docs site

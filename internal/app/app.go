@@ -24,8 +24,10 @@ import (
 	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun"
+	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/dashboard"
 	"github.com/docsmith/docsmith/internal/demosite"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
@@ -33,6 +35,7 @@ import (
 	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/websession"
 	"github.com/docsmith/docsmith/internal/widget"
 )
 
@@ -98,15 +101,32 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	jobs := agentjob.NewService(b.Jobs, hub, m.Now)
+	stats := analytics.NewService(b.Analytics)
+	ui, err := dashboard.New(dashboard.Deps{
+		Tenants:        tenants,
+		Jobs:           jobs,
+		Analytics:      stats,
+		Sessions:       websession.NewManager(b.Sessions, b.Tenants, m.Now),
+		Log:            m.Log,
+		Now:            m.Now,
+		TrustedProxies: m.Config.TrustedProxies,
+	})
+	if err != nil {
+		_ = b.Close()
+		return fmt.Errorf("build the dashboard: %w", err)
+	}
 	// Turns are written behind the answers, several per transaction; the
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	assistantSvc := m.newAssistant(b.Index, b.Threads, m.turns, b.Catalogs)
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
-		Jobs:      agentjob.NewService(b.Jobs, hub, m.Now),
+		Jobs:      jobs,
 		Assistant: assistantSvc,
 		MCP:       mcpserver.New(assistantSvc, m.Log, buildVersion()),
+		Analytics: stats,
+		UI:        ui,
 		Indexer:   indexer,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
@@ -177,6 +197,7 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	if demo != nil {
 		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
+		fmt.Fprintf(m.Out, "docsmith: the dashboard is at http://%s/ui/ (sign in with the demo admin key)\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1))
 	}
 	m.Log.Info("docsmith started", "addr", ln.Addr().String(), "data_dir", m.Config.DataDir, "backend", b.Kind, "role", m.Config.Role, "workers", m.Config.Workers)
 	return nil

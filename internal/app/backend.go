@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
@@ -22,6 +23,7 @@ import (
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/websession"
 )
 
 // Backend kinds.
@@ -57,6 +59,10 @@ type Backend struct {
 	Threads assistant.ThreadStore
 	// Catalogs holds each domain's page catalog, beside its index.
 	Catalogs assistant.CatalogStore
+	// Analytics reads the threads for the dashboard and the analytics API;
+	// Sessions keeps the dashboard's sign-ins. Both live where the threads do.
+	Analytics analytics.Store
+	Sessions  websession.Store
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -86,6 +92,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		}
 		b.Local = local
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, local, local, local
+		b.Analytics, b.Sessions = local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
@@ -93,6 +100,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, pg, pg, pg
+		b.Analytics, b.Sessions = pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

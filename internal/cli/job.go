@@ -73,12 +73,22 @@ func (c *jobClient) do(ctx context.Context, method, path string, body any, out a
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.url(path), rd)
+	return c.send(ctx, method, c.url(path), rd, body != nil, out)
+}
+
+// doURL sends a GET-like request to a full URL and decodes the JSON reply.
+func (c *jobClient) doURL(ctx context.Context, method, u string, out any) error {
+	return c.send(ctx, method, u, nil, false, out)
+}
+
+func (c *jobClient) send(ctx context.Context, method, u string, rd io.Reader, hasBody bool, out any) error {
+	path := u
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
-	if body != nil {
+	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.http.Do(req)

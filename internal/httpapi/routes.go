@@ -28,6 +28,12 @@ func (s *Server) routes() http.Handler {
 	t.add("GET /v2/agent/{projectId}/job/{id}/events", s.handle(s.jobEvents))
 	t.add("POST /v2/domains/{domain}/index", s.handle(s.indexDomain))
 
+	t.add("GET /v2/analytics/{domain}/conversations", s.handle(s.analyticsConversations))
+	t.add("GET /v2/analytics/{domain}/conversations/{threadId}", s.handle(s.analyticsTranscript))
+	t.add("GET /v2/analytics/{domain}/insights", s.handle(s.analyticsInsights))
+	t.add("GET /v2/analytics/{domain}/gaps", s.handle(s.analyticsGaps))
+	t.add("GET /v2/analytics/{domain}/feedback", s.handle(s.analyticsFeedback))
+
 	t.add("POST /discovery/v2/assistant/{domain}/message", s.handle(s.cors(s.assistantMessage(newUIMessageStream))))
 	t.add("OPTIONS /discovery/v2/assistant/{domain}/message", s.handle(s.preflight))
 	t.add("POST /discovery/v1/assistant/{domain}/message", s.handle(s.cors(s.assistantMessage(newDataStream))))
@@ -46,6 +52,12 @@ func (s *Server) routes() http.Handler {
 	t.add("GET /widget/{file}", http.HandlerFunc(s.Widget.Hashed))
 	if s.Demo != nil {
 		t.add("GET /demo/", s.Demo)
+	}
+
+	// The dashboard has its own route table (internal/dashboard) under /ui.
+	if s.UI != nil {
+		t.mux.Handle("/ui/", s.UI)
+		t.mux.Handle("/ui", http.RedirectHandler("/ui/", http.StatusFound))
 	}
 
 	return t.finish(s)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -32,9 +33,12 @@ type Limits struct {
 
 // Deps is what the server needs.
 type Deps struct {
-	Tenants        *tenant.Service
-	Jobs           *agentjob.Service
-	Assistant      *assistant.Service
+	Tenants   *tenant.Service
+	Jobs      *agentjob.Service
+	Assistant *assistant.Service
+	Analytics *analytics.Service
+	// UI serves the dashboard under /ui/; nil leaves it out.
+	UI             http.Handler
 	Indexer        Indexer
 	MCP            MCPServer
 	Limiter        *ratelimit.Limiter

@@ -19,12 +19,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/websession"
 )
 
 // Store is everything a docsmith store implements.
@@ -34,6 +36,8 @@ type Store interface {
 	ratelimit.Store
 	search.Index
 	assistant.ThreadStore
+	analytics.Store
+	websession.Store
 	assistant.CatalogStore
 }
 
@@ -84,6 +88,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, archiveCases()...)
 	cases = append(cases, finishJobStatusCases()...)
 	cases = append(cases, searchCases()...)
+	cases = append(cases, analyticsCases()...)
+	cases = append(cases, webSessionCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}

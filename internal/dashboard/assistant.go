@@ -1,0 +1,246 @@
+package dashboard
+
+import (
+	"encoding/csv"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/analytics"
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// filterView is the range and filters of an assistant page, as the form
+// shows them.
+type filterView struct {
+	From, To, Status, Feedback string
+}
+
+func readFilter(r *http.Request) (filterView, analytics.Range, error) {
+	q := r.URL.Query()
+	f := filterView{From: q.Get("from"), To: q.Get("to"), Status: q.Get("status"), Feedback: q.Get("feedback")}
+	rng, err := analytics.ParseRange(f.From, f.To)
+	return f, rng, err
+}
+
+type conversationsView struct {
+	Domain        tenant.Domain
+	Filter        filterView
+	Conversations []analytics.Conversation
+	Next          string
+	ExportQuery   string
+}
+
+func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	d, err := h.domain(r.Context(), v, r.PathValue("domain"))
+	if err != nil {
+		return err
+	}
+	f, rng, err := readFilter(r)
+	if err != nil {
+		return err
+	}
+	after, err := analytics.DecodeCursor(r.URL.Query().Get("after"))
+	if err != nil {
+		return err
+	}
+	page, err := h.Analytics.Conversations(r.Context(), d.ID, analytics.ConversationFilter{Range: rng, Status: f.Status, Feedback: f.Feedback, Limit: 50, After: after})
+	if err != nil {
+		return err
+	}
+	view := conversationsView{Domain: d, Filter: f, Conversations: page.Conversations}
+	if page.Next != nil {
+		view.Next = nextQuery(r.URL.Query(), *page.Next)
+	}
+	view.ExportQuery = url.Values{"from": {f.From}, "to": {f.To}}.Encode()
+	return h.render(w, r, v, http.StatusOK, "conversations", "Conversations · "+d.ID, "conversations:"+d.ID, view)
+}
+
+type transcriptView struct {
+	Domain     tenant.Domain
+	Transcript analytics.Transcript
+}
+
+func (h *Handler) transcriptPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	d, err := h.domain(r.Context(), v, r.PathValue("domain"))
+	if err != nil {
+		return err
+	}
+	tr, err := h.Analytics.Transcript(r.Context(), d.ID, r.PathValue("threadId"))
+	if err != nil {
+		return err
+	}
+	return h.render(w, r, v, http.StatusOK, "transcript", "Conversation · "+d.ID, "conversations:"+d.ID, transcriptView{Domain: d, Transcript: tr})
+}
+
+type insightsView struct {
+	Domain   tenant.Domain
+	Filter   filterView
+	Insights analytics.Insights
+	MaxDay   int
+	Gaps     []analytics.Gap
+}
+
+func (h *Handler) insightsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	d, err := h.domain(r.Context(), v, r.PathValue("domain"))
+	if err != nil {
+		return err
+	}
+	f, rng, err := readFilter(r)
+	if err != nil {
+		return err
+	}
+	in, err := h.Analytics.Insights(r.Context(), d.ID, rng)
+	if err != nil {
+		return err
+	}
+	gaps, err := h.Analytics.Gaps(r.Context(), d.ID, rng)
+	if err != nil {
+		return err
+	}
+	if len(gaps) > 5 {
+		gaps = gaps[:5]
+	}
+	view := insightsView{Domain: d, Filter: f, Insights: in, Gaps: gaps}
+	for _, day := range in.PerDay {
+		view.MaxDay = max(view.MaxDay, day.Questions)
+	}
+	return h.render(w, r, v, http.StatusOK, "insights", "Insights · "+d.ID, "insights:"+d.ID, view)
+}
+
+// gapJobView is a job started from a gap, with its state now.
+type gapJobView struct {
+	analytics.GapJob
+	Status string
+	PRLink string
+	Found  bool
+}
+
+type gapView struct {
+	analytics.Gap
+	JobLinks []gapJobView
+	NewJob   string // the URL of the drafted new-job form
+}
+
+type gapsView struct {
+	Domain tenant.Domain
+	Filter filterView
+	Gaps   []gapView
+}
+
+func (h *Handler) gapsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	ctx := r.Context()
+	d, err := h.domain(ctx, v, r.PathValue("domain"))
+	if err != nil {
+		return err
+	}
+	f, rng, err := readFilter(r)
+	if err != nil {
+		return err
+	}
+	gaps, err := h.Analytics.Gaps(ctx, d.ID, rng)
+	if err != nil {
+		return err
+	}
+	view := gapsView{Domain: d, Filter: f}
+	for _, g := range gaps {
+		gv := gapView{Gap: g, NewJob: "/ui/projects/" + url.PathEscape(d.ProjectID) + "/jobs?" + url.Values{"domain": {d.ID}, "gap": {g.Key}}.Encode() + "#new-job"}
+		for _, l := range g.Jobs {
+			jv := gapJobView{GapJob: l}
+			job, err := h.Jobs.Get(ctx, l.ProjectID, l.JobID)
+			switch {
+			case err == nil:
+				jv.Status, jv.PRLink, jv.Found = string(job.Status), job.PRLink, true
+			case !apperr.Is(err, apperr.NotFound):
+				return err
+			}
+			gv.JobLinks = append(gv.JobLinks, jv)
+		}
+		view.Gaps = append(view.Gaps, gv)
+	}
+	return h.render(w, r, v, http.StatusOK, "gaps", "Content gaps · "+d.ID, "gaps:"+d.ID, view)
+}
+
+// exportCSV writes the conversations (kind=conversations, one row per turn)
+// or the feedback (kind=feedback) of a range as CSV.
+func (h *Handler) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	ctx := r.Context()
+	d, err := h.domain(ctx, v, r.PathValue("domain"))
+	if err != nil {
+		return err
+	}
+	_, rng, err := readFilter(r)
+	if err != nil {
+		return err
+	}
+	kind := r.URL.Query().Get("kind")
+	var rows [][]string
+	switch kind {
+	case "feedback":
+		items, err := h.Analytics.Feedback(ctx, d.ID, rng)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, []string{"thread_id", "seq", "asked_at", "rated_at", "rating", "status", "question", "answer", "comment", "pages"})
+		for _, it := range items {
+			rows = append(rows, []string{it.ThreadID, strconv.Itoa(it.Seq), csvTime(it.AskedAt), csvTime(it.RatedAt), it.Rating, it.Status, it.Question, it.Answer, it.Comment, strings.Join(it.Pages, " ")})
+		}
+	case "conversations", "":
+		kind = "conversations"
+		turns, err := h.Analytics.Turns(ctx, d.ID, rng)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, []string{"thread_id", "seq", "asked_at", "status", "rating", "question", "answer", "comment", "pages"})
+		for _, t := range turns {
+			var pages []string
+			for _, s := range t.Sources {
+				pages = append(pages, s.Path)
+			}
+			rows = append(rows, []string{t.ThreadID, strconv.Itoa(t.Seq), csvTime(t.CreatedAt), t.Status, t.Rating, t.Question, t.Answer, t.Comment, strings.Join(pages, " ")})
+		}
+	default:
+		return apperr.New(apperr.Invalid, "kind %q must be conversations or feedback", kind)
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+d.ID+"-"+kind+`.csv"`)
+	if err := writeCSV(w, rows); err != nil {
+		// The status is sent: the client went away mid-file.
+		h.Log.InfoContext(ctx, "csv export cut short", "domain", d.ID, "err", err)
+	}
+	return nil
+}
+
+func writeCSV(w io.Writer, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	for _, row := range rows {
+		for i := range row {
+			row[i] = csvSafe(row[i])
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvSafe defuses a cell a spreadsheet would run as a formula: readers
+// write the questions.
+func csvSafe(cell string) string {
+	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+		return "'" + cell
+	}
+	return cell
+}
+
+func csvTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,340 @@
+package dashboard
+
+import (
+	"encoding/csv"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/analytics"
+	"github.com/docsmith/docsmith/internal/assistant"
+)
+
+// addQuestions gives domain tern a covered question, and two not covered
+// that are one need in different words, one rated down with a comment.
+func addQuestions(t *testing.T, f *fixture) {
+	t.Helper()
+	ctx := t.Context()
+	at := f.now()
+	add := func(thread, q, status string, rating, comment string) {
+		if err := f.store.CreateThread(ctx, assistant.Thread{ID: thread, Domain: "tern", OrgID: "acme", FP: "anonymous", CreatedAt: at, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		var src []assistant.TurnSource
+		if status == assistant.TurnAnswered {
+			src = []assistant.TurnSource{{ID: "src_1", URL: "https://tern.example/docs/sync", Title: "Sync folders", Path: "sync", Score: 0.9}}
+		}
+		if _, err := f.store.AddTurn(ctx, assistant.Turn{ThreadID: thread, MessageID: thread + "_m1", FP: "anonymous", Question: q, Answer: "the answer to " + q,
+			Sources: src, Model: "extractive", Status: status, CreatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if rating != "" {
+			if err := f.store.RateTurn(ctx, assistant.Feedback{ThreadID: thread, MessageID: thread + "_m1", Rating: rating, Comment: comment, CreatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at = at.Add(time.Minute)
+	}
+	add("thr_sync", "How do I sync a folder?", assistant.TurnAnswered, analytics.RatingUp, "")
+	add("thr_hook1", "How do I rotate webhook secrets?", assistant.TurnNotCovered, "", "")
+	add("thr_hook2", "=webhook secret rotation", assistant.TurnNotCovered, analytics.RatingDown, "nothing about rotation")
+}
+
+func TestAssistantPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	cases := []struct {
+		path string
+		has  []string
+	}{
+		{"/ui/domains/tern/conversations", []string{"How do I sync a folder?", "not covered", "↓ down", "<code>sync</code>", "Export CSV"}},
+		{"/ui/domains/tern/conversations?status=not_covered", []string{"rotate webhook secrets"}},
+		{"/ui/domains/tern/conversations?feedback=up", []string{"sync a folder"}},
+		{"/ui/domains/tern/conversations/thr_hook2", []string{"=webhook secret rotation", "rated down", "nothing about rotation", "No sources."}},
+		{"/ui/domains/tern/conversations/thr_sync", []string{"Sources this turn used", "Sync folders", "score 0.90"}},
+		{"/ui/domains/tern/insights", []string{">3</span> questions", "67%", "secret, webhook"}},
+		{"/ui/domains/tern/gaps", []string{"2 question(s)", "2 not covered", "1 rated down", "Gap → job", "nothing about rotation"}},
+	}
+	for _, c := range cases {
+		p := b.get(c.path)
+		if p.status != http.StatusOK {
+			t.Errorf("GET %s: %d\n%s", c.path, p.status, p.body)
+			continue
+		}
+		for _, want := range c.has {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("GET %s lacks %q", c.path, want)
+			}
+		}
+	}
+	for path, lacks := range map[string]string{
+		"/ui/domains/tern/conversations?status=not_covered": "sync a folder",
+		"/ui/domains/tern/conversations?feedback=down":      "sync a folder",
+		"/ui/domains/tern/conversations?to=2026-02-01":      "webhook",
+	} {
+		if p := b.get(path); strings.Contains(p.body, lacks) {
+			t.Errorf("GET %s shows %q", path, lacks)
+		}
+	}
+	if p := b.get("/ui/domains/tern/conversations?from=soon"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "must be a date") {
+		t.Errorf("a bad date: %d", p.status)
+	}
+}
+
+func TestExportCSV(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	p := b.get("/ui/domains/tern/export.csv?kind=conversations&from=2026-03-01&to=2026-03-01")
+	if p.status != 200 || p.header.Get("Content-Type") != "text/csv; charset=utf-8" || !strings.Contains(p.header.Get("Content-Disposition"), "tern-conversations.csv") {
+		t.Fatalf("export: %d %v", p.status, p.header)
+	}
+	rows, err := csv.NewReader(strings.NewReader(p.body)).ReadAll()
+	if err != nil || len(rows) != 4 || rows[0][0] != "thread_id" {
+		t.Fatalf("rows = %v, %v", rows, err)
+	}
+	if rows[3][5] != "'=webhook secret rotation" {
+		t.Errorf("a formula-like question is not defused: %q", rows[3][5])
+	}
+	p = b.get("/ui/domains/tern/export.csv?kind=feedback")
+	rows, _ = csv.NewReader(strings.NewReader(p.body)).ReadAll()
+	if len(rows) != 3 || rows[1][4] != "down" || rows[1][8] != "nothing about rotation" {
+		t.Errorf("feedback rows = %v", rows)
+	}
+	if p := b.get("/ui/domains/tern/export.csv?to=2026-02-01"); strings.Count(p.body, "\n") != 1 {
+		t.Errorf("an empty range has rows: %q", p.body)
+	}
+}
+
+var gapLink = regexp.MustCompile(`href="(/ui/projects/acme-docs/jobs\?[^"]+)"`)
+
+// TestGapToJob: the gap's button opens the new-job form with a drafted
+// prompt; starting it links the job to the gap, which then shows it.
+func TestGapToJob(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	gaps := b.get("/ui/domains/tern/gaps")
+	m := gapLink.FindStringSubmatch(gaps.body)
+	if m == nil {
+		t.Fatalf("no Gap → job link:\n%s", gaps.body)
+	}
+	link := strings.ReplaceAll(m[1], "&amp;", "&")
+	form := b.get(link)
+	if form.status != 200 || !strings.Contains(form.body, "- How do I rotate webhook secrets?") || !strings.Contains(form.body, "(reader&#39;s comment: nothing about rotation)") {
+		t.Fatalf("the new-job form is not drafted: %d\n%s", form.status, form.body)
+	}
+	hidden := regexp.MustCompile(`name="(domain|gap|idem)" value="([^"]*)"`).FindAllStringSubmatch(form.body, -1)
+	vals := url.Values{"csrf": {csrfOf(t, form)}, "prompt": {"Write a page on rotating webhook secrets."}}
+	for _, h := range hidden {
+		vals.Set(h[1], html.UnescapeString(h[2]))
+	}
+	if vals.Get("gap") == "" || vals.Get("domain") != "tern" {
+		t.Fatalf("hidden fields = %v", vals)
+	}
+	created := b.post("/ui/projects/acme-docs/jobs", vals)
+	if created.status != http.StatusSeeOther || !strings.HasPrefix(created.header.Get("Location"), "/ui/projects/acme-docs/jobs/") {
+		t.Fatalf("create: %d %s\n%s", created.status, created.header.Get("Location"), created.body)
+	}
+	// A double submit (same idempotency token) makes no second job or link.
+	if again := b.post("/ui/projects/acme-docs/jobs", vals); again.header.Get("Location") != created.header.Get("Location") {
+		t.Errorf("a double submit made another job: %s", again.header.Get("Location"))
+	}
+	jobID := strings.TrimPrefix(created.header.Get("Location"), "/ui/projects/acme-docs/jobs/")
+	job := b.get(created.header.Get("Location"))
+	if job.status != 200 || !strings.Contains(job.body, "rotating webhook secrets") || !strings.Contains(job.body, "Message 1 queued") {
+		t.Errorf("job page: %d", job.status)
+	}
+	links, err := f.store.GapJobs(t.Context(), "tern")
+	if err != nil || len(links) != 1 || links[0].JobID != jobID || links[0].GapKey != vals.Get("gap") {
+		t.Fatalf("gap links = %+v, %v", links, err)
+	}
+	gaps = b.get("/ui/domains/tern/gaps")
+	if !strings.Contains(gaps.body, "/ui/projects/acme-docs/jobs/"+jobID) || !strings.Contains(gaps.body, `badge s-active">active`) {
+		t.Errorf("the gap does not show its job:\n%s", gaps.body)
+	}
+	// A gap of a domain over another project is refused.
+	if p := b.get("/ui/projects/acme-docs/jobs?domain=tern&gap=no+such+gap"); p.status != http.StatusNotFound {
+		t.Errorf("an unknown gap: %d", p.status)
+	}
+}
+
+func TestJobPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	list := b.get("/ui/projects/acme-docs/jobs")
+	if list.status != 200 || !strings.Contains(list.body, "No jobs yet") {
+		t.Fatalf("empty list: %d", list.status)
+	}
+	csrf := csrfOf(t, list)
+	for _, prompt := range []string{"Add a page about webhooks", "Fix the typo in quickstart", "Webhook retries section"} {
+		p := b.post("/ui/projects/acme-docs/jobs", url.Values{"csrf": {csrf}, "prompt": {prompt}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("create %q: %d %s", prompt, p.status, p.body)
+		}
+		f.advance(time.Second)
+	}
+	if p := b.post("/ui/projects/acme-docs/jobs", url.Values{"csrf": {csrf}, "prompt": {"   "}}); p.status != http.StatusBadRequest || !strings.Contains(p.body, "non-space") {
+		t.Errorf("blank prompt: %d", p.status)
+	}
+	search := b.get("/ui/projects/acme-docs/jobs?q=WEBHOOK")
+	if !strings.Contains(search.body, "Add a page about webhooks") || !strings.Contains(search.body, "Webhook retries") || strings.Contains(search.body, "Fix the typo") {
+		t.Errorf("search by prompt:\n%s", search.body)
+	}
+	jobs, _ := f.jobs.List(t.Context(), "acme-docs", agentjob.ListQuery{Limit: 10})
+	id := jobs[0].ID
+	path := "/ui/projects/acme-docs/jobs/" + id
+	if p := b.post(path+"/message", url.Values{"csrf": {csrf}, "prompt": {"Also an example"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("follow-up: %d %s", p.status, p.body)
+	}
+	if p := b.post(path+"/cancel", url.Values{"csrf": {csrf}}); p.status != http.StatusSeeOther {
+		t.Fatalf("cancel: %d %s", p.status, p.body)
+	}
+	page := b.get(path)
+	for _, want := range []string{"Also an example", "Status: failed", "Message 2 queued", "Archive"} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("job page lacks %q", want)
+		}
+	}
+	if strings.Contains(page.body, "Cancel job") {
+		t.Error("a canceled job offers cancel")
+	}
+	if p := b.get("/ui/projects/acme-docs/jobs?status=failed"); !strings.Contains(p.body, path) || strings.Contains(p.body, jobs[1].ID) {
+		t.Errorf("status filter")
+	}
+	if p := b.get("/ui/projects/acme-docs/jobs?status=bogus"); p.status != http.StatusBadRequest {
+		t.Errorf("bad status: %d", p.status)
+	}
+	// The event stream of a settled job sends its timeline and ends.
+	ev := b.get(path + "/events")
+	if ev.status != 200 || ev.header.Get("Content-Type") != "text/event-stream" || !strings.Contains(ev.body, "event: timeline") || !strings.Contains(ev.body, "event: settled") {
+		t.Errorf("events: %d %q", ev.status, ev.body)
+	}
+	if p := b.post(path+"/archive", url.Values{"csrf": {csrf}}); p.status != http.StatusSeeOther {
+		t.Fatalf("archive: %d %s", p.status, p.body)
+	}
+}
+
+func TestLiveTimeline(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	csrf := csrfOf(t, b.get("/ui/settings"))
+	created := b.post("/ui/projects/acme-docs/jobs", url.Values{"csrf": {csrf}, "prompt": {"live"}})
+	path := created.header.Get("Location")
+	page := b.get(path)
+	if !strings.Contains(page.body, `data-stream="`+path+`/events"`) {
+		t.Fatalf("an active job's page does not stream:\n%s", page.body)
+	}
+	id := strings.TrimPrefix(path, "/ui/projects/acme-docs/jobs/")
+	// The job settles while the stream is open: the stream sends what came
+	// and ends.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_, _ = f.jobs.Cancel(t.Context(), "acme-docs", id)
+	}()
+	ev := b.get(path + "/events?lastEventId=1")
+	if strings.Contains(ev.body, "id: 1\n") || !strings.Contains(ev.body, "Status: failed") || !strings.HasSuffix(strings.TrimSpace(ev.body), `"settled":true}`) {
+		t.Errorf("live stream:\n%s", ev.body)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	s := b.get("/ui/settings")
+	for _, want := range []string{"acme-docs", "tern", `data-domain=&#34;tern&#34;`, "/widget.js", f.acmeKeyID, "(this session)"} {
+		if !strings.Contains(s.body, want) {
+			t.Errorf("settings lack %q", want)
+		}
+	}
+	csrf := csrfOf(t, s)
+	made := b.post("/ui/settings/keys", url.Values{"csrf": {csrf}, "kind": {"assistant"}, "name": {"site"}})
+	secret := regexp.MustCompile(`id="new-secret" readonly value="(svc_dsc_[^"]+)"`).FindStringSubmatch(made.body)
+	if made.status != 200 || secret == nil {
+		t.Fatalf("new key: %d\n%s", made.status, made.body)
+	}
+	if !strings.Contains(made.body, `data-key=&#34;`+secret[1]+`&#34;`) {
+		t.Error("the snippets do not carry the new assistant key")
+	}
+	if again := b.get("/ui/settings"); strings.Contains(again.body, secret[1]) {
+		t.Error("the secret is shown again")
+	}
+	if p := b.post("/ui/settings/keys", url.Values{"csrf": {csrf}, "kind": {"root"}}); p.status != http.StatusBadRequest {
+		t.Errorf("bad kind: %d", p.status)
+	}
+	// Revoking the session's own key signs it out.
+	if p := b.post("/ui/settings/keys/"+f.acmeKeyID+"/revoke", url.Values{"csrf": {csrf}}); p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/login" {
+		t.Errorf("revoke own key: %d %s", p.status, p.header.Get("Location"))
+	}
+	if p := b.get("/ui/settings"); p.status != http.StatusSeeOther {
+		t.Errorf("still signed in with a revoked key: %d", p.status)
+	}
+}
+
+func TestLoginLink(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	post := func(key string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url+"/ui/login-links", nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	if code, _ := post(""); code != 401 {
+		t.Errorf("no key: %d", code)
+	}
+	if code, _ := post(f.assistKey); code != 403 {
+		t.Errorf("assistant key: %d", code)
+	}
+	code, body := post(f.acmeKey)
+	m := regexp.MustCompile(`"path":"(/ui/login\?token=[^"]+)"`).FindStringSubmatch(body)
+	if code != 201 || m == nil {
+		t.Fatalf("login link: %d %s", code, body)
+	}
+	b := f.browser()
+	landing := b.get(m[1])
+	if landing.status != 200 || sessionSetCookie(t, landing) != nil {
+		t.Fatalf("following the link signed in by itself: %d", landing.status)
+	}
+	token := regexp.MustCompile(`name="token" value="([^"]+)"`).FindStringSubmatch(landing.body)
+	form := url.Values{"csrf": {csrfOf(t, landing)}, "token": {token[1]}}
+	if p := b.post("/ui/login", form); p.status != http.StatusSeeOther || sessionSetCookie(t, p) == nil {
+		t.Fatalf("sign in with the link: %d %s", p.status, p.body)
+	}
+	if p := b.get("/ui/settings"); p.status != 200 || !strings.Contains(p.body, "acme") {
+		t.Errorf("signed in by link: %d", p.status)
+	}
+	other := f.browser()
+	landing = other.get(m[1])
+	form.Set("csrf", csrfOf(t, landing))
+	if p := other.post("/ui/login", form); p.status != http.StatusUnauthorized || !strings.Contains(p.body, "login link is not valid") {
+		t.Errorf("a link used twice: %d", p.status)
+	}
+}
