@@ -34,8 +34,8 @@ func TestAnalyticsCLI(t *testing.T) {
 	}
 	local := map[string]string{"DOCSMITH_DATA_DIR": dir}
 	run(local, "org", "create", "acme")
-	run(local, "project", "create", "--org", "acme", "--id", "docs", "--repo", "/srv/docs")
-	run(local, "domain", "create", "--org", "acme", "--domain", "site", "--project", "docs")
+	run(local, "project", "create", "--org", "acme", "--id", "docs", "--repo", "/srv/docs", "--check=false")
+	run(local, "domain", "create", "--org", "acme", "--domain", "site", "--project", "docs", "--index=false")
 	_, key, _ := run(local, "key", "create", "--org", "acme", "--kind", "admin")
 	_, assistantKey, _ := run(local, "key", "create", "--org", "acme", "--kind", "assistant")
 

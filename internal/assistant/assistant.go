@@ -114,6 +114,18 @@ func (r *Request) Validate() error {
 // Question is the text of the last message.
 func (r *Request) Question() string { return strings.TrimSpace(r.Messages[len(r.Messages)-1].Text) }
 
+// contextValues are the texts the reader pointed at (a selection, a code
+// block) beside the question: they are part of what the turn asks about.
+func (r *Request) contextValues() []string {
+	var vs []string
+	for _, c := range r.Context {
+		if v := strings.TrimSpace(c.Value); v != "" {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // Config is what a Service needs.
 type Config struct {
 	Index   search.Index

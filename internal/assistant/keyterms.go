@@ -29,12 +29,14 @@ func keyTerms(question string) (terms []string, ok bool) {
 }
 
 // onTopic keeps the passages that contain at least one of the question's
-// key terms, in their title or text, and numbers them from 1 again. Terms
+// key terms, in their title or text, and numbers them from 1 again. The
+// text the reader pointed at (a selection or a code block) counts as part
+// of the question: "What does this option do?" is about the selection. Terms
 // that most pages of the site contain (the product's name, say) do not
 // count while the question has others. A question without key terms keeps
 // every passage: there is nothing to check it against.
 func (a *Answer) onTopic(ctx context.Context, ps []passage) []passage {
-	terms, ok := keyTerms(a.req.Question())
+	terms, ok := keyTerms(strings.Join(append([]string{a.req.Question()}, a.req.contextValues()...), " "))
 	if !ok || len(ps) == 0 {
 		return ps
 	}

@@ -30,23 +30,30 @@ func TestExtractiveOffTopic(t *testing.T) {
 	}
 
 	tests := []struct {
-		question string
-		covered  bool
-		source   string // the first source's URL when covered
+		question  string
+		selection string // text the reader selected on the page, if any
+		covered   bool
+		source    string // the first source's URL when covered
 	}{
-		{"Does it support Windows?", false, ""},
-		{"Is Windows supported?", false, ""},
+		{"Does it support Windows?", "", false, ""},
+		{"Is Windows supported?", "", false, ""},
 		// "Pilot" is on every page: it does not make the pages about Windows.
-		{"Does Pilot work on Windows 11?", false, ""},
-		{"Does it support Linux?", true, "https://pilot.example/guides/platforms"},
-		{"How do I open a support ticket?", true, "https://pilot.example/guides/help"},
-		{"Can I log gliders?", true, "https://pilot.example/"},
-		{"Which Pilot platforms run on arm64?", true, "https://pilot.example/guides/platforms"},
+		{"Does Pilot work on Windows 11?", "", false, ""},
+		{"Does it support Linux?", "", true, "https://pilot.example/guides/platforms"},
+		{"How do I open a support ticket?", "", true, "https://pilot.example/guides/help"},
+		{"Can I log gliders?", "", true, "https://pilot.example/"},
+		{"Which Pilot platforms run on arm64?", "", true, "https://pilot.example/guides/platforms"},
+		// A question about a selection is about the selection's words.
+		{"What does this mean?", "Pilot runs on Linux (x86-64 and arm64)", true, "https://pilot.example/guides/platforms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.question, func(t *testing.T) {
 			t.Parallel()
-			a, r := e.answer(t.Context(), d, ask(tc.question))
+			req := ask(tc.question)
+			if tc.selection != "" {
+				req.Context = []assistant.ContextItem{{Type: assistant.ContextTextSelection, Value: tc.selection, Path: "/guides/platforms"}}
+			}
+			a, r := e.answer(t.Context(), d, req)
 			turns := e.turns(a.Thread.ID)
 			if !tc.covered {
 				if len(r.sources) != 0 || !strings.Contains(r.text, "documentation does not cover this") || !r.finished {

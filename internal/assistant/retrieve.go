@@ -29,12 +29,7 @@ const (
 // first; none means nothing relevant was found.
 func (a *Answer) retrieve(ctx context.Context) ([]passage, error) {
 	q := a.req.Question()
-	var extra []string
-	for _, c := range a.req.Context {
-		if v := strings.TrimSpace(c.Value); v != "" {
-			extra = append(extra, v)
-		}
-	}
+	extra := a.req.contextValues()
 	if prev := previousQuestion(a.req.Messages); prev != "" && len(strings.Fields(q)) <= shortQuestion {
 		extra = append(extra, prev)
 	}
