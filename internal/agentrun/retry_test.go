@@ -3,6 +3,7 @@ package agentrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -308,5 +309,48 @@ func TestGitHubProtocolRepeatedPRStepAddsNothing(t *testing.T) {
 	defer remote.mu.Unlock()
 	if remote.lists != 1 || remote.posts != 0 || remote.patches != 0 {
 		t.Errorf("with the pull request recorded the forge was asked again: GET %d, POST %d, PATCH %d", remote.lists, remote.posts, remote.patches)
+	}
+}
+
+// TestUnreachableRemoteRetries: a remote that answers git with a gateway
+// error (a local server standing in for a forge that is down) makes the turn
+// run again later, while a repository that does not exist fails it at once.
+func TestUnreachableRemoteRetries(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "bad gateway", http.StatusBadGateway)
+	}))
+	t.Cleanup(down.Close)
+	g, err := gitcli.New(gitcli.Config{HomeDir: t.TempDir(), AllowHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := New(Config{
+		WorkDir: t.TempDir(), Git: g, RetryDelay: time.Second,
+		LookupEnv: func(string) (string, bool) { return "", false },
+		Log:       slog.New(slog.DiscardHandler),
+	})
+	id := "3f2a9c1e-0000-4000-8000-000000000009"
+	for _, tc := range []struct {
+		name, repo string
+		retry      bool
+	}{
+		{"gateway error", down.URL + "/acme/docs.git", true},
+		{"no such repository", filepath.Join(t.TempDir(), "missing.git"), false},
+	} {
+		turn := agentjob.Turn{
+			Job:     agentjob.Job{ID: id, Branch: agentjob.BranchName(id, "edit"), Model: "builtin"},
+			Project: tenant.Project{ID: "docs", RepoURL: tc.repo, BaseRef: "main", ForgeKind: tenant.ForgeLocal, DocsRoot: "."},
+			Message: agentjob.Message{Seq: 1, Prompt: `replace "a" with "b" everywhere`},
+			Attempt: 1,
+		}
+		_, err := runner.RunTurn(t.Context(), turn, &recorder{})
+		var retry *agentjob.RetryError
+		if got := errors.As(err, &retry); got != tc.retry {
+			t.Errorf("%s: err = %v, retried = %v, want %v", tc.name, err, got, tc.retry)
+		}
+		if tc.retry && retry.Delay != time.Second {
+			t.Errorf("%s: retry after %v, want 1s", tc.name, retry.Delay)
+		}
 	}
 }

@@ -126,7 +126,7 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	}
 	defer func() { _ = wsDir.Remove() }()
 
-	repo, err := r.checkout(ctx, project, job, filepath.Join(wsDir.Path, "repo"), creds)
+	repo, err := r.checkout(ctx, turn, filepath.Join(wsDir.Path, "repo"), creds)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
@@ -213,7 +213,7 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 		}
 		err = fmt.Errorf("push %s: %w", job.Branch, err)
 		if transientGit(err) {
-			return agentjob.TurnOutcome{}, agentjob.RetryAfter(r.retryDelay(turn), failf("%s", describe(err)))
+			return agentjob.TurnOutcome{}, r.gitFailure(turn, err, "%s", describe(err))
 		}
 		return agentjob.TurnOutcome{}, err
 	}
@@ -259,7 +259,7 @@ func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitc
 	sha, found, err := repo.FindTrailer(ctx, turn.Job.Branch, turnTrailer, turnIdentity(turn), depth, creds)
 	if err != nil {
 		if transientGit(err) {
-			return cp, agentjob.RetryAfter(r.retryDelay(turn), failf("the history of %s could not be read: %s", turn.Job.Branch, describe(err)))
+			return cp, r.gitFailure(turn, err, "the history of %s could not be read: %s", turn.Job.Branch, describe(err))
 		}
 		return cp, fmt.Errorf("look for this turn's commit: %w", err)
 	}
@@ -404,11 +404,13 @@ func transientGit(err error) bool {
 }
 
 // checkout clones the job's branch if it exists on the remote (a follow-up),
-// or the base ref and creates the branch (the first turn).
-func (r *Runner) checkout(ctx context.Context, project tenant.Project, job agentjob.Job, dir string, creds *gitcli.Credentials) (*gitcli.Repo, error) {
+// or the base ref and creates the branch (the first turn). A remote that
+// cannot be reached for now makes the turn run again later.
+func (r *Runner) checkout(ctx context.Context, turn agentjob.Turn, dir string, creds *gitcli.Credentials) (*gitcli.Repo, error) {
+	project, job := turn.Project, turn.Job
 	exists, err := r.cfg.Git.RemoteBranchExists(ctx, project.RepoURL, job.Branch, creds)
 	if err != nil {
-		return nil, failf("the repository %s could not be reached: %s", redactURL(project.RepoURL), describe(err))
+		return nil, r.gitFailure(turn, err, "the repository %s could not be reached: %s", redactURL(project.RepoURL), describe(err))
 	}
 	ref := project.BaseRef
 	if exists {
@@ -416,7 +418,7 @@ func (r *Runner) checkout(ctx context.Context, project tenant.Project, job agent
 	}
 	repo, err := r.cfg.Git.Clone(ctx, project.RepoURL, ref, dir, creds)
 	if err != nil {
-		return nil, failf("cloning %s at %s failed: %s", redactURL(project.RepoURL), ref, describe(err))
+		return nil, r.gitFailure(turn, err, "cloning %s at %s failed: %s", redactURL(project.RepoURL), ref, describe(err))
 	}
 	if !exists {
 		if err := repo.CreateBranch(ctx, job.Branch); err != nil {
@@ -424,6 +426,17 @@ func (r *Runner) checkout(ctx context.Context, project tenant.Project, job agent
 		}
 	}
 	return repo, nil
+}
+
+// gitFailure is the turn's error for a git command that failed: run the
+// turn again after a delay when the failure may pass (the remote could not
+// be reached or answered with a server error), else fail it with the
+// message.
+func (r *Runner) gitFailure(turn agentjob.Turn, err error, format string, args ...any) error {
+	if transientGit(err) {
+		return agentjob.RetryAfter(r.retryDelay(turn), failf(format, args...))
+	}
+	return failf(format, args...)
 }
 
 // edit runs the job's model over the workspace and returns its summary and

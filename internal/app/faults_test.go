@@ -195,7 +195,7 @@ func TestReadinessNamesRedis(t *testing.T) {
 	}
 	proxy := newCutProxy(t, u.Host)
 	u.Host = proxy.addr()
-	m, err := startWith(t, t.TempDir(), map[string]string{"DOCSMITH_REDIS_URL": u.String()})
+	m, err := startWith(t, t.TempDir(), map[string]string{"DOCSMITH_REDIS_URL": u.String(), "DOCSMITH_DEMO": "true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +208,12 @@ func TestReadinessNamesRedis(t *testing.T) {
 	r := call(t, http.MethodGet, base+"/readyz", "", "")
 	if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "Redis") || strings.Contains(r.body, "database") {
 		t.Errorf("readyz with Redis down: %d %s, want 503 naming Redis only", r.status, r.body)
+	}
+	// A request that must be counted against a limit is not served, and
+	// says that Redis is why.
+	r = call(t, http.MethodGet, base+"/discovery/v1/llms.txt/demo", "", "")
+	if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "Redis") || !strings.Contains(r.body, `"error"`) {
+		t.Errorf("a rate-limited request with Redis down: %d %s, want a 503 JSON error naming Redis", r.status, r.body)
 	}
 }
 

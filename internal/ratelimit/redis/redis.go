@@ -16,6 +16,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 )
 
@@ -135,7 +136,12 @@ func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []r
 	}
 	res, err := s.script.Run(ctx, s.client, keys, args...).Slice()
 	if err != nil {
-		return false, nil, fmt.Errorf("rate limit script: %w", err)
+		if ctx.Err() != nil {
+			return false, nil, fmt.Errorf("rate limit script: %w", err)
+		}
+		// The request cannot be counted, so it is not served: the client
+		// learns that Redis is the part that is down, and may retry.
+		return false, nil, apperr.Wrap(err, apperr.Unavailable, "Redis, which keeps the rate limits, does not answer; the request was not served; try again shortly")
 	}
 	if len(res) != 1+3*len(rules) {
 		return false, nil, fmt.Errorf("rate limit script returned %d values for %d rules", len(res), len(rules))
