@@ -50,6 +50,8 @@ type Backend struct {
 	// threads: with PostgreSQL they are shared by every replica too, so a
 	// domain indexed once (docsmith index, or the index endpoint of any
 	// replica) is searched by all, and a thread continues on any replica.
+	// Searches run on each domain's index in memory (search.Memory), kept
+	// fresh from the store.
 	Index   search.Index
 	Threads assistant.ThreadStore
 	// Local is the SQLite store of the data directory, which holds
@@ -60,6 +62,7 @@ type Backend struct {
 
 	redis   *redislimit.Store
 	signals *postgres.Signals
+	memory  *search.Memory
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 }
@@ -75,14 +78,16 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
 		b.Local = local
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = local, local, local, local, local
+		b.memory = search.NewMemory(local, search.MemoryConfig{Log: log})
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = local, local, local, b.memory, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
 			return nil, fmt.Errorf("open the database: %w", err)
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = pg, pg, pg, pg, pg
+		b.memory = search.NewMemory(pg, search.MemoryConfig{Log: log})
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads = pg, pg, pg, b.memory, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.
@@ -101,13 +106,15 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 }
 
 // Start begins the background work of the backend: with PostgreSQL, the
-// bridge that carries signals between processes. Close stops it.
+// bridge that carries signals between processes and the watch on other
+// processes' index changes. Close stops it.
 func (b *Backend) Start(ctx context.Context) {
 	if b.signals == nil || b.stop != nil {
 		return
 	}
 	ctx, b.stop = context.WithCancel(context.WithoutCancel(ctx))
 	b.wg.Go(func() { b.signals.Run(ctx) })
+	b.wg.Go(func() { b.Postgres.WatchSearch(ctx, b.memory.Changed, nil) })
 }
 
 // Ping checks that every store answers; readiness fails otherwise.

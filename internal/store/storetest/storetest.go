@@ -30,7 +30,7 @@ type Store interface {
 	tenant.Store
 	agentjob.Store
 	ratelimit.Store
-	search.Index
+	search.Source
 	assistant.ThreadStore
 }
 

@@ -1,0 +1,117 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
+	"golang.org/x/text/unicode/norm"
+)
+
+// The in-memory index's tokenizer, applied to analyzed text (see Analyze)
+// and to query words alike: runs of letters, digits and private-use
+// characters are tokens; case and accents are folded; English words are
+// reduced to their Porter stems ("configuring" → "configur"). It is the
+// tokenization SQLite FTS5 applies with "porter unicode61 remove_diacritics
+// 2", which the ranking was tuned on.
+
+// maxStemBytes leaves longer tokens as they are, as FTS5's porter does.
+const maxStemBytes = 64
+
+// stemmer reduces tokens to their stems, remembering the ones it has seen
+// (a site repeats its words a lot).
+type stemmer struct {
+	// cache is nil for a query's stemmer: a query's few words are not
+	// worth remembering.
+	cache map[string]string
+}
+
+func newStemmer() *stemmer { return &stemmer{cache: map[string]string{}} }
+
+// tokens calls fn with each token of text, in order.
+func (s *stemmer) tokens(text string, fn func(tok string)) {
+	i := 0
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isTokenRune(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r2, s2 := utf8.DecodeRuneInString(text[j:])
+			if !isTokenRune(r2) {
+				break
+			}
+			j += s2
+		}
+		fn(s.stem(text[i:j]))
+		i = j
+	}
+}
+
+// stem folds and stems one raw token.
+func (s *stemmer) stem(raw string) string {
+	if s.cache == nil {
+		return stemToken(raw)
+	}
+	if st, ok := s.cache[raw]; ok {
+		return st
+	}
+	st := stemToken(raw)
+	if len(s.cache) < 1<<20 {
+		s.cache[strings.Clone(raw)] = st
+	}
+	return st
+}
+
+// stemToken folds and stems one raw token.
+func stemToken(raw string) string {
+	st := fold(raw)
+	if len(st) > 2 && len(st) <= maxStemBytes && isASCIILetters(st) {
+		st = porterstemmer.StemString(st)
+	}
+	return st
+}
+
+// fold lower-cases a token and strips its accents.
+func fold(tok string) string {
+	ascii := true
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c >= utf8.RuneSelf {
+			ascii = false
+			break
+		} else if c >= 'A' && c <= 'Z' {
+			return fold(strings.ToLower(tok))
+		}
+	}
+	if ascii {
+		return tok
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(tok) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	if b.Len() == 0 {
+		return strings.ToLower(tok)
+	}
+	return norm.NFC.String(b.String())
+}
+
+func isTokenRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) ||
+		(r >= 0x300 && unicode.Is(unicode.Mn, r))
+}
+
+func isASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
