@@ -65,38 +65,76 @@ type domainIndex struct {
 func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 	di := &domainIndex{version: version, chunks: chunks, length: make([]float32, len(chunks)), boost: make([]float32, len(chunks)),
 		page: make([]int32, len(chunks)), pages: map[string]int32{}, terms: map[string]*postings{}, maxBoost: 1}
-	st := newStemmer()
-	var total float64
-	type occ struct {
-		wtf float32
-		pos []uint32
+	var (
+		total float64
+		// ids numbers each raw token (as written) by its stem's list;
+		// last is the chunk each list last had a posting for.
+		ids   = map[string]int32{}
+		stems = map[string]int32{}
+		lists []*postings
+		last  []int32
+		// The title's and keywords' tokens of the chunk before.
+		prevText [numFields]string
+		prevIDs  [numFields][]int32
+		scratch  []int32
+	)
+	id := func(raw string) int32 {
+		if n, ok := ids[raw]; ok {
+			return n
+		}
+		st := stemToken(raw)
+		n, ok := stems[st]
+		if !ok {
+			n = int32(len(lists))
+			stems[st] = n
+			pl := &postings{}
+			lists = append(lists, pl)
+			last = append(last, -1)
+			di.terms[st] = pl
+		}
+		ids[strings.Clone(raw)] = n
+		return n
 	}
 	for d, c := range chunks {
-		p, ok := di.pages[c.PagePath]
+		pg, ok := di.pages[c.PagePath]
 		if !ok {
-			p = int32(len(di.pages))
-			di.pages[c.PagePath] = p
+			pg = int32(len(di.pages))
+			di.pages[c.PagePath] = pg
 		}
-		di.page[d] = p
+		di.page[d] = pg
 		f := IndexFields(c)
-		seen := map[string]*occ{}
-		var order []string
 		n := uint32(0)
 		for fi, text := range [numFields]string{f.Title, f.Headings, f.Keywords, f.Body} {
+			w := fieldWeights[fi]
 			p := uint32(0)
-			st.tokens(text, func(tok string) {
-				o := seen[tok]
-				if o == nil {
-					o = &occ{}
-					seen[tok] = o
-					order = append(order, tok)
+			// The chunks of a page repeat its title and keywords: their
+			// tokens are looked up once.
+			var toks []int32
+			if fi == 0 || fi == 2 {
+				if text != prevText[fi] {
+					prevText[fi], prevIDs[fi] = text, prevIDs[fi][:0]
+					rawTokens(text, func(raw string) { prevIDs[fi] = append(prevIDs[fi], id(raw)) })
 				}
-				o.wtf += fieldWeights[fi]
+				toks = prevIDs[fi]
+			} else {
+				toks = scratch[:0]
+				rawTokens(text, func(raw string) { toks = append(toks, id(raw)) })
+				scratch = toks
+			}
+			for _, t := range toks {
+				pl := lists[t]
+				if last[t] != int32(d) {
+					last[t] = int32(d)
+					pl.docs = append(pl.docs, int32(d))
+					pl.wtf = append(pl.wtf, 0)
+					pl.off = append(pl.off, uint32(len(pl.pos)))
+				}
+				pl.wtf[len(pl.wtf)-1] += w
 				if p <= posMask {
-					o.pos = append(o.pos, uint32(fi)<<fieldShift|p)
+					pl.pos = append(pl.pos, uint32(fi)<<fieldShift|p)
 				}
 				p++
-			})
+			}
 			n += p
 		}
 		di.length[d] = float32(n)
@@ -104,18 +142,9 @@ func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 		b := RankBoost(c.Boost)
 		di.boost[d] = float32(b)
 		di.maxBoost = max(di.maxBoost, b)
-		for _, tok := range order {
-			o := seen[tok]
-			pl := di.terms[tok]
-			if pl == nil {
-				pl = &postings{off: []uint32{0}}
-				di.terms[tok] = pl
-			}
-			pl.docs = append(pl.docs, int32(d))
-			pl.wtf = append(pl.wtf, o.wtf)
-			pl.pos = append(pl.pos, o.pos...)
-			pl.off = append(pl.off, uint32(len(pl.pos)))
-		}
+	}
+	for _, pl := range lists {
+		pl.off = append(pl.off, uint32(len(pl.pos)))
 	}
 	if len(chunks) > 0 {
 		di.avgLen = total / float64(len(chunks))

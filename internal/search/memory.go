@@ -153,7 +153,14 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 	if di := fresh(); di != nil {
 		return di, nil
 	}
-	e.load.Lock()
+	if !e.load.TryLock() {
+		// Another search checks or loads the domain: serve the index held
+		// meanwhile rather than wait, if there is one.
+		if di := e.idx.Load(); di != nil {
+			return di, nil
+		}
+		e.load.Lock()
+	}
 	defer e.load.Unlock()
 	if di := fresh(); di != nil {
 		return di, nil

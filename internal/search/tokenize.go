@@ -29,24 +29,35 @@ type stemmer struct {
 
 func newStemmer() *stemmer { return &stemmer{cache: map[string]string{}} }
 
-// tokens calls fn with each token of text, in order.
+// tokens calls fn with each token of text, stemmed, in order.
 func (s *stemmer) tokens(text string, fn func(tok string)) {
+	rawTokens(text, func(raw string) { fn(s.stem(raw)) })
+}
+
+// rawTokens calls fn with each token of text as written, in order.
+func rawTokens(text string, fn func(raw string)) {
 	i := 0
 	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		if !isTokenRune(r) {
 			i += size
 			continue
 		}
 		j := i + size
 		for j < len(text) {
-			r2, s2 := utf8.DecodeRuneInString(text[j:])
+			r2, s2 := rune(text[j]), 1
+			if r2 >= utf8.RuneSelf {
+				r2, s2 = utf8.DecodeRuneInString(text[j:])
+			}
 			if !isTokenRune(r2) {
 				break
 			}
 			j += s2
 		}
-		fn(s.stem(text[i:j]))
+		fn(text[i:j])
 		i = j
 	}
 }
@@ -103,6 +114,9 @@ func fold(tok string) string {
 }
 
 func isTokenRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) ||
 		(r >= 0x300 && unicode.Is(unicode.Mn, r))
 }
