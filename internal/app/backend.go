@@ -107,14 +107,34 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 
 // Start begins the background work of the backend: with PostgreSQL, the
 // bridge that carries signals between processes and the watch on other
-// processes' index changes. Close stops it.
-func (b *Backend) Start(ctx context.Context) {
-	if b.signals == nil || b.stop != nil {
+// processes' index changes; with warmSearch (a process answering the
+// assistant), loading the domains' search indexes into memory, so that the
+// first questions after a start do not wait for them. Close stops it.
+func (b *Backend) Start(ctx context.Context, warmSearch bool, log *slog.Logger) {
+	if b.stop != nil {
 		return
 	}
 	ctx, b.stop = context.WithCancel(context.WithoutCancel(ctx))
-	b.wg.Go(func() { b.signals.Run(ctx) })
-	b.wg.Go(func() { b.Postgres.WatchSearch(ctx, b.memory.Changed, nil) })
+	if b.signals != nil {
+		b.wg.Go(func() { b.signals.Run(ctx) })
+		b.wg.Go(func() { b.Postgres.WatchSearch(ctx, b.memory.Changed, nil) })
+	}
+	if warmSearch {
+		b.wg.Go(func() {
+			domains, err := b.Tenants.ListDomains(ctx, "")
+			if err != nil {
+				log.Warn("search: listing the domains to load failed", "err", err)
+				return
+			}
+			ids := make([]string, len(domains))
+			for i, d := range domains {
+				ids[i] = d.ID
+			}
+			if err := b.memory.Warm(ctx, ids); err != nil && ctx.Err() == nil {
+				log.Warn("search: loading the domains' indexes failed", "err", err)
+			}
+		})
+	}
 }
 
 // Ping checks that every store answers; readiness fails otherwise.

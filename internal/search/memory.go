@@ -126,6 +126,26 @@ func (m *Memory) Search(ctx context.Context, domain string, q Query) ([]Hit, err
 	return di.hits(q), nil
 }
 
+// Warm loads the domains' indexes, in order, until they fill the memory
+// bound (a domain past it is left to load when first searched).
+func (m *Memory) Warm(ctx context.Context, domains []string) error {
+	for _, d := range domains {
+		if _, err := m.index(ctx, d); err != nil {
+			return fmt.Errorf("load the index of %s: %w", d, err)
+		}
+		m.mu.Lock()
+		full := m.used >= m.cfg.MaxBytes
+		if full {
+			// The last one made room by dropping an earlier one, or
+			// filled the bound: keep what is held, load no more.
+			m.mu.Unlock()
+			return nil
+		}
+		m.mu.Unlock()
+	}
+	return nil
+}
+
 // Held returns the domains whose indexes are in memory, most recently
 // searched first, and the bytes they take.
 func (m *Memory) Held() ([]string, int64) {

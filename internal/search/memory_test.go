@@ -179,3 +179,23 @@ func TestMaxScoreMatchesExhaustiveScoring(t *testing.T) {
 		}
 	}
 }
+
+// Warm loads domains in order while they fit the bound.
+func TestMemoryWarm(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := newMemSource()
+	for _, d := range []string{"a", "b", "c"} {
+		if err := src.ReplacePages(ctx, d, []Chunk{textChunk("p", "samovar "+d)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := buildDomainIndex([]Chunk{textChunk("p", "samovar a")}, 1).bytes
+	m := NewMemory(src, MemoryConfig{MaxBytes: 2 * one})
+	if err := m.Warm(ctx, []string{"a", "b", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if held, _ := m.Held(); !slices.Equal(held, []string{"b", "a"}) || src.loaded("c") != 0 {
+		t.Fatalf("held %v, c loaded %d times", held, src.loaded("c"))
+	}
+}
