@@ -179,10 +179,10 @@ type match struct {
 
 // termMatches finds a term's chunks: a token's postings, a prefix's union,
 // or a phrase's chunks with its weighted frequency of occurrence.
-func (di *domainIndex) termMatches(st *stemmer, t Term) match {
+func (di *domainIndex) termMatches(t Term) match {
 	var toks []string
 	for _, w := range t.Words {
-		st.tokens(w, func(tok string) { toks = append(toks, tok) })
+		tokens(w, func(tok string) { toks = append(toks, tok) })
 	}
 	if len(toks) == 0 {
 		return match{}
@@ -363,11 +363,10 @@ func containsPos(ps []uint32, p uint32) bool {
 // possible contribution cannot lift a chunk into the current top n only
 // score chunks other terms found.
 func (di *domainIndex) search(q Query, n int) []Candidate {
-	st := &stemmer{}
 	N := float64(len(di.chunks))
 	var ms []match
 	for _, t := range q.Terms {
-		m := di.termMatches(st, t)
+		m := di.termMatches(t)
 		m.required = t.Required
 		if len(m.docs) == 0 {
 			if t.Required {

@@ -19,19 +19,9 @@ import (
 // maxStemBytes leaves longer tokens as they are, as FTS5's porter does.
 const maxStemBytes = 64
 
-// stemmer reduces tokens to their stems, remembering the ones it has seen
-// (a site repeats its words a lot).
-type stemmer struct {
-	// cache is nil for a query's stemmer: a query's few words are not
-	// worth remembering.
-	cache map[string]string
-}
-
-func newStemmer() *stemmer { return &stemmer{cache: map[string]string{}} }
-
 // tokens calls fn with each token of text, stemmed, in order.
-func (s *stemmer) tokens(text string, fn func(tok string)) {
-	rawTokens(text, func(raw string) { fn(s.stem(raw)) })
+func tokens(text string, fn func(tok string)) {
+	rawTokens(text, func(raw string) { fn(stemToken(raw)) })
 }
 
 // rawTokens calls fn with each token of text as written, in order.
@@ -60,21 +50,6 @@ func rawTokens(text string, fn func(raw string)) {
 		fn(text[i:j])
 		i = j
 	}
-}
-
-// stem folds and stems one raw token.
-func (s *stemmer) stem(raw string) string {
-	if s.cache == nil {
-		return stemToken(raw)
-	}
-	if st, ok := s.cache[raw]; ok {
-		return st
-	}
-	st := stemToken(raw)
-	if len(s.cache) < 1<<20 {
-		s.cache[strings.Clone(raw)] = st
-	}
-	return st
 }
 
 // stemToken folds and stems one raw token.
