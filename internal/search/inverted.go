@@ -61,36 +61,42 @@ type domainIndex struct {
 	bytes  int64
 }
 
-// buildDomainIndex indexes chunks.
+// buildDomainIndex indexes chunks in two passes: the first turns every
+// field into token numbers and counts each token's chunks and positions;
+// the second fills postings laid out in a few shared arrays, so a load
+// allocates little and leaves the garbage collector few pointers.
 func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 	di := &domainIndex{version: version, chunks: chunks, length: make([]float32, len(chunks)), boost: make([]float32, len(chunks)),
 		page: make([]int32, len(chunks)), pages: map[string]int32{}, terms: map[string]*postings{}, maxBoost: 1}
 	var (
 		total float64
-		// ids numbers each raw token (as written) by its stem's list;
-		// last is the chunk each list last had a posting for.
-		ids   = map[string]int32{}
-		stems = map[string]int32{}
-		lists []*postings
-		last  []int32
+		// ids numbers each raw token (as written) by its stem.
+		ids    = map[string]int32{}
+		stems  []string
+		byStem = map[string]int32{}
+		// Per token: chunks and positions counted, and the chunk last
+		// counted.
+		nDocs, nPos []uint32
+		last        []int32
+		// stream holds every field's token numbers; fieldLen their
+		// counts, four per chunk.
+		stream   = make([]int32, 0, 64*len(chunks))
+		fieldLen = make([]uint32, 0, numFields*len(chunks))
 		// The title's and keywords' tokens of the chunk before.
 		prevText [numFields]string
 		prevIDs  [numFields][]int32
-		scratch  []int32
 	)
 	id := func(raw string) int32 {
 		if n, ok := ids[raw]; ok {
 			return n
 		}
 		st := stemToken(raw)
-		n, ok := stems[st]
+		n, ok := byStem[st]
 		if !ok {
-			n = int32(len(lists))
-			stems[st] = n
-			pl := &postings{}
-			lists = append(lists, pl)
-			last = append(last, -1)
-			di.terms[st] = pl
+			n = int32(len(stems))
+			byStem[st] = n
+			stems = append(stems, st)
+			nDocs, nPos, last = append(nDocs, 0), append(nPos, 0), append(last, -1)
 		}
 		ids[strings.Clone(raw)] = n
 		return n
@@ -103,26 +109,66 @@ func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 		}
 		di.page[d] = pg
 		f := IndexFields(c)
-		n := uint32(0)
 		for fi, text := range [numFields]string{f.Title, f.Headings, f.Keywords, f.Body} {
-			w := fieldWeights[fi]
-			p := uint32(0)
+			start := len(stream)
 			// The chunks of a page repeat its title and keywords: their
 			// tokens are looked up once.
-			var toks []int32
 			if fi == 0 || fi == 2 {
 				if text != prevText[fi] {
 					prevText[fi], prevIDs[fi] = text, prevIDs[fi][:0]
 					rawTokens(text, func(raw string) { prevIDs[fi] = append(prevIDs[fi], id(raw)) })
 				}
-				toks = prevIDs[fi]
+				stream = append(stream, prevIDs[fi]...)
 			} else {
-				toks = scratch[:0]
-				rawTokens(text, func(raw string) { toks = append(toks, id(raw)) })
-				scratch = toks
+				rawTokens(text, func(raw string) { stream = append(stream, id(raw)) })
 			}
-			for _, t := range toks {
-				pl := lists[t]
+			for p, t := range stream[start:] {
+				if last[t] != int32(d) {
+					last[t] = int32(d)
+					nDocs[t]++
+				}
+				if p <= posMask {
+					nPos[t]++
+				}
+			}
+			fieldLen = append(fieldLen, uint32(len(stream)-start))
+		}
+		b := RankBoost(c.Boost)
+		di.boost[d] = float32(b)
+		di.maxBoost = max(di.maxBoost, b)
+	}
+	// The postings of token t are slices of shared arrays.
+	var sumDocs, sumPos uint32
+	for t := range stems {
+		sumDocs += nDocs[t]
+		sumPos += nPos[t]
+	}
+	allDocs := make([]int32, sumDocs)
+	allWTF := make([]float32, sumDocs)
+	allOff := make([]uint32, int(sumDocs)+len(stems))
+	allPos := make([]uint32, sumPos)
+	lists := make([]postings, len(stems))
+	var docAt, posAt uint32
+	for t, st := range stems {
+		pl := &lists[t]
+		pl.docs = allDocs[docAt : docAt : docAt+nDocs[t]]
+		pl.wtf = allWTF[docAt : docAt : docAt+nDocs[t]]
+		offAt := docAt + uint32(t)
+		pl.off = allOff[offAt : offAt : offAt+nDocs[t]+1]
+		pl.pos = allPos[posAt : posAt : posAt+nPos[t]]
+		docAt += nDocs[t]
+		posAt += nPos[t]
+		di.terms[st] = pl
+		last[t] = -1
+	}
+	at := 0
+	for d := range chunks {
+		n := uint32(0)
+		for fi := range numFields {
+			w := fieldWeights[fi]
+			k := int(fieldLen[d*numFields+fi])
+			for p, t := range stream[at : at+k] {
+				pl := &lists[t]
 				if last[t] != int32(d) {
 					last[t] = int32(d)
 					pl.docs = append(pl.docs, int32(d))
@@ -131,20 +177,17 @@ func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 				}
 				pl.wtf[len(pl.wtf)-1] += w
 				if p <= posMask {
-					pl.pos = append(pl.pos, uint32(fi)<<fieldShift|p)
+					pl.pos = append(pl.pos, uint32(fi)<<fieldShift|uint32(p))
 				}
-				p++
 			}
-			n += p
+			at += k
+			n += uint32(k)
 		}
 		di.length[d] = float32(n)
 		total += float64(n)
-		b := RankBoost(c.Boost)
-		di.boost[d] = float32(b)
-		di.maxBoost = max(di.maxBoost, b)
 	}
-	for _, pl := range lists {
-		pl.off = append(pl.off, uint32(len(pl.pos)))
+	for t := range lists {
+		lists[t].off = append(lists[t].off, uint32(len(lists[t].pos)))
 	}
 	if len(chunks) > 0 {
 		di.avgLen = total / float64(len(chunks))
