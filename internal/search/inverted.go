@@ -108,7 +108,7 @@ func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 			di.pages[c.PagePath] = pg
 		}
 		di.page[d] = pg
-		f := IndexFields(c)
+		f := rawFields(c)
 		for fi, text := range [numFields]string{f.Title, f.Headings, f.Keywords, f.Body} {
 			start := len(stream)
 			// The chunks of a page repeat its title and keywords: their
@@ -116,11 +116,11 @@ func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 			if fi == 0 || fi == 2 {
 				if text != prevText[fi] {
 					prevText[fi], prevIDs[fi] = text, prevIDs[fi][:0]
-					rawTokens(text, func(raw string) { prevIDs[fi] = append(prevIDs[fi], id(raw)) })
+					analyzedTokens(text, func(raw string) { prevIDs[fi] = append(prevIDs[fi], id(raw)) })
 				}
 				stream = append(stream, prevIDs[fi]...)
 			} else {
-				rawTokens(text, func(raw string) { stream = append(stream, id(raw)) })
+				analyzedTokens(text, func(raw string) { stream = append(stream, id(raw)) })
 			}
 			for p, t := range stream[start:] {
 				if last[t] != int32(d) {

@@ -199,3 +199,30 @@ func TestMemoryWarm(t *testing.T) {
 		t.Fatalf("held %v, c loaded %d times", held, src.loaded("c"))
 	}
 }
+
+// The index tokenizes text as Analyze then the tokenizer would, without
+// building the analyzed text.
+func TestAnalyzedTokensAsAnalyze(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"", "plain words only", "randomUUID and HTTPServer, getID2", "JUnit iPhone x.Y aB",
+		"data/prices.json MY_ENV_VAR", "绿茶应该用多少度的水？", "Café déjà vu, naïve", "mixed 侧边栏 withCamelCase",
+		"x² ½ Ⅻ numbers", "CLAUDE.md fooBar_bazQux", "a\nb\tc", "ÉCOLE élève",
+	}
+	_, chunks, err := LoadFolder("testdata/site", "", "https://docs.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chunks {
+		f := rawFields(c)
+		texts = append(texts, f.Title, f.Headings, f.Keywords, f.Body)
+	}
+	for _, text := range texts {
+		var got, want []string
+		analyzedTokens(text, func(raw string) { got = append(got, raw) })
+		rawTokens(Analyze(text), func(raw string) { want = append(want, raw) })
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: tokens %q, want %q", text, got, want)
+		}
+	}
+}

@@ -24,6 +24,39 @@ func tokens(text string, fn func(tok string)) {
 	rawTokens(text, func(raw string) { fn(stemToken(raw)) })
 }
 
+// analyzedTokens calls fn with the tokens of Analyze(text) as written, in
+// order. Plain ASCII text, the usual case, is tokenized as it stands, each
+// camel-case word followed by its parts, without building the analyzed
+// string.
+func analyzedTokens(text string, fn func(raw string)) {
+	if !isPlainASCII(text) {
+		rawTokens(Analyze(text), fn)
+		return
+	}
+	camel := hasCamel(text)
+	rawTokens(text, func(w string) {
+		fn(w)
+		if camel && hasInnerUpper(w) {
+			if parts := camelParts(w); len(parts) > 1 {
+				for _, p := range parts {
+					fn(p)
+				}
+			}
+		}
+	})
+}
+
+// hasInnerUpper reports whether an ASCII word has an upper-case letter after
+// its first: camelParts splits only there.
+func hasInnerUpper(w string) bool {
+	for i := 1; i < len(w); i++ {
+		if w[i] >= 'A' && w[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
 // rawTokens calls fn with each token of text as written, in order.
 func rawTokens(text string, fn func(raw string)) {
 	i := 0
