@@ -186,19 +186,27 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 		return di, nil
 	}
 	now := time.Now().UnixNano()
-	if di := e.idx.Load(); di != nil {
+	held := e.idx.Load()
+	if held != nil {
 		v, err := m.src.IndexVersion(ctx, domain)
 		if err != nil {
-			return nil, err
+			// The store is slow or away: answer from what is held, and
+			// check again at the next search.
+			m.cfg.Log.WarnContext(ctx, "search: checking the index version failed", "domain", domain, "err", err)
+			return held, nil
 		}
-		if v == di.version {
+		if v == held.version {
 			e.checked.Store(now)
-			return di, nil
+			return held, nil
 		}
 	}
 	start := time.Now()
 	chunks, v, err := m.src.DomainChunks(ctx, domain)
 	if err != nil {
+		if held != nil {
+			m.cfg.Log.WarnContext(ctx, "search: reloading the index failed", "domain", domain, "err", err)
+			return held, nil
+		}
 		return nil, err
 	}
 	di := buildDomainIndex(chunks, v)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -224,5 +225,49 @@ func TestAnalyzedTokensAsAnalyze(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: tokens %q, want %q", text, got, want)
 		}
+	}
+}
+
+// failingSource fails its reads once told to.
+type failingSource struct {
+	*memSource
+	fail bool
+}
+
+func (f *failingSource) IndexVersion(ctx context.Context, domain string) (int64, error) {
+	if f.fail {
+		return 0, errors.New("store away")
+	}
+	return f.memSource.IndexVersion(ctx, domain)
+}
+
+func (f *failingSource) DomainChunks(ctx context.Context, domain string) ([]Chunk, int64, error) {
+	if f.fail {
+		return nil, 0, errors.New("store away")
+	}
+	return f.memSource.DomainChunks(ctx, domain)
+}
+
+// While the store does not answer, a domain held is still searched; one
+// never loaded is an error.
+func TestMemoryServesHeldIndexWhileStoreFails(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := &failingSource{memSource: newMemSource()}
+	if err := src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "samovar")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory(src, MemoryConfig{})
+	q := Query{Terms: ParseQuery("samovar", "en"), Limit: 5}
+	if hits, err := m.Search(ctx, "d", q); err != nil || len(hits) != 1 {
+		t.Fatalf("%v, %v", hits, err)
+	}
+	src.fail = true
+	m.Changed("")
+	if hits, err := m.Search(ctx, "d", q); err != nil || len(hits) != 1 {
+		t.Fatalf("held index while the store fails: %v, %v", hits, err)
+	}
+	if _, err := m.Search(ctx, "other", q); err == nil {
+		t.Fatal("a domain never loaded searched without its store")
 	}
 }
