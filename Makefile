@@ -138,6 +138,12 @@ bench: ## Job create+get over HTTP at 32 clients and assistant retrieval latency
 	$(GO) test ./internal/app -run '^$$' -bench BenchmarkJobCreateGet -benchtime 5000x
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/store/postgres -run '^$$' -bench SearchRetrieve -benchtime 2000x
 
+PEERS ?= ../shared/tools/peers
+
+.PHONY: bench-compare
+bench-compare: ## Assistant at C=100 beside the Node AI SDK server and the floor server (PEERS=dir of the peers, default ../shared/tools/peers)
+	PEERS=$(PEERS) ./scripts/bench-compare.sh
+
 .PHONY: bench-agent
 bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a medium docs site in a real Gitea
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/hoppscotch \

@@ -170,7 +170,7 @@ func (m *Main) Start(ctx context.Context) error {
 		}
 	})
 
-	b.Start(ctx)
+	b.Start(ctx, m.Config.Role != RoleWorker, m.Log)
 	if runsWorkers(m.Config) {
 		host, _ := os.Hostname()
 		m.workerID = fmt.Sprintf("%s/%d/%d", host, os.Getpid(), m.Now().UnixNano())

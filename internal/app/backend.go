@@ -55,6 +55,8 @@ type Backend struct {
 	// threads: with PostgreSQL they are shared by every replica too, so a
 	// domain indexed once (docsmith index, or the index endpoint of any
 	// replica) is searched by all, and a thread continues on any replica.
+	// Searches run on each domain's index in memory (search.Memory), kept
+	// fresh from the store.
 	Index   search.Index
 	Threads assistant.ThreadStore
 	// Catalogs holds each domain's page catalog, beside its index.
@@ -71,6 +73,7 @@ type Backend struct {
 
 	redis   *redislimit.Store
 	signals *postgres.Signals
+	memory  *search.Memory
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 }
@@ -91,7 +94,8 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
 		b.Local = local
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, local, local, local
+		b.memory = search.NewMemory(local, search.MemoryConfig{Log: log})
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, b.memory, local, local
 		b.Analytics, b.Sessions = local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
@@ -99,7 +103,8 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open the database: %w", err)
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, pg, pg, pg
+		b.memory = search.NewMemory(pg, search.MemoryConfig{Log: log})
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, b.memory, pg, pg
 		b.Analytics, b.Sessions = pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
@@ -119,13 +124,35 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 }
 
 // Start begins the background work of the backend: with PostgreSQL, the
-// bridge that carries signals between processes. Close stops it.
-func (b *Backend) Start(ctx context.Context) {
-	if b.signals == nil || b.stop != nil {
+// bridge that carries signals between processes and the watch on other
+// processes' index changes; with warmSearch (a process answering the
+// assistant), loading the domains' search indexes into memory, so that the
+// first questions after a start do not wait for them. Close stops it.
+func (b *Backend) Start(ctx context.Context, warmSearch bool, log *slog.Logger) {
+	if b.stop != nil {
 		return
 	}
 	ctx, b.stop = context.WithCancel(context.WithoutCancel(ctx))
-	b.wg.Go(func() { b.signals.Run(ctx) })
+	if b.signals != nil {
+		b.wg.Go(func() { b.signals.Run(ctx) })
+		b.wg.Go(func() { b.Postgres.WatchSearch(ctx, b.memory.Changed, nil) })
+	}
+	if warmSearch {
+		b.wg.Go(func() {
+			domains, err := b.Tenants.ListDomains(ctx, "")
+			if err != nil {
+				log.Warn("search: listing the domains to load failed", "err", err)
+				return
+			}
+			ids := make([]string, len(domains))
+			for i, d := range domains {
+				ids[i] = d.ID
+			}
+			if err := b.memory.Warm(ctx, ids); err != nil && ctx.Err() == nil {
+				log.Warn("search: loading the domains' indexes failed", "err", err)
+			}
+		})
+	}
 }
 
 // Ping checks that every store answers and that the database can be

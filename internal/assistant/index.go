@@ -126,7 +126,7 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 		root = repo.Dir
 	}
 
-	site, err := loadSite(root, p.DocsRoot)
+	site, chunks, err := search.LoadFolder(root, p.DocsRoot, d.SiteURL)
 	if err != nil {
 		return IndexResult{}, apperr.Wrap(err, apperr.Conflict, "could not read the docs of project %s at docs root %q: %s", p.ID, p.DocsRoot, docsProblem(err))
 	}
@@ -139,7 +139,7 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 			x.cfg.Log.WarnContext(ctx, "index: page left out", "domain", d.ID, "project", p.ID, "file", page.File, "err", page.Err)
 		}
 	}
-	stats, err := search.Build(ctx, x.cfg.Index, d.ID, site, d.SiteURL)
+	stats, err := search.BuildChunks(ctx, x.cfg.Index, d.ID, chunks)
 	if err != nil {
 		return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
 	}
@@ -203,29 +203,10 @@ func plainFolder(repo string) (string, bool) {
 	return abs, true
 }
 
-// loadSite reads the docs below dir/docsRoot as a checkout's are read: from
-// a docs root opened inside dir, with no symbolic link followed and every
-// file's size capped (a page over the cap is left out of the index).
-func loadSite(dir, docsRoot string) (*docs.Site, error) {
-	co, err := docs.OpenCheckout(dir, docsRoot)
-	if err != nil {
-		return nil, &docsRootError{err: err}
-	}
-	defer func() { _ = co.Close() }()
-	return docs.Load(co.FS())
-}
-
-// docsRootError is a docs root that cannot be opened; its message names
-// only the docs root.
-type docsRootError struct{ err error }
-
-func (e *docsRootError) Error() string { return e.err.Error() }
-func (e *docsRootError) Unwrap() error { return e.err }
-
 // docsProblem says what is wrong with the docs without naming server paths.
 func docsProblem(err error) string {
 	var ce *docs.ConfigError
-	var re *docsRootError
+	var re *search.FolderError
 	var tooLarge *docs.FileTooLargeError
 	switch {
 	case errors.As(err, &re):
@@ -349,7 +330,7 @@ func (x *Indexer) CheckProject(ctx context.Context, p tenant.Project) error {
 		}
 		root = repo.Dir
 	}
-	if _, err := loadSite(root, p.DocsRoot); err != nil {
+	if _, _, err := search.LoadFolder(root, p.DocsRoot, ""); err != nil {
 		return apperr.Wrap(err, apperr.Invalid, "docs root %q of repo %q: %s; set --docs-root to the folder that holds docs.json", p.DocsRoot, p.RepoURL, docsProblem(err))
 	}
 	return nil

@@ -51,7 +51,7 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 		}
 	}
 	var (
-		index  search.Index
+		index  search.Source
 		engine string
 	)
 	if *databaseURL != "" {
@@ -60,7 +60,7 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 			return fmt.Errorf("create a temporary schema: %w", err)
 		}
 		defer func() { _ = drop(context.WithoutCancel(ctx)) }()
-		index, engine = store, "postgres (tsvector, temporary schema)"
+		index, engine = store, "in memory over postgres (temporary schema)"
 	} else {
 		dir, err := os.MkdirTemp("", "docsmith-eval-*")
 		if err != nil {
@@ -72,9 +72,11 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 			return err
 		}
 		defer func() { _ = store.Close() }()
-		index, engine = store, "sqlite (FTS5)"
+		index, engine = store, "in memory over sqlite"
 	}
-	rep, err := search.Evaluate(ctx, index, *corpus, *questions, search.EvalOptions{K: *k})
+	// Retrieval runs as the server runs it: on the domain's index in
+	// memory, loaded from the store.
+	rep, err := search.Evaluate(ctx, search.NewMemory(index, search.MemoryConfig{}), *corpus, *questions, search.EvalOptions{K: *k})
 	if err != nil {
 		return err
 	}

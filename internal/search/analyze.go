@@ -33,18 +33,24 @@ type Fields struct {
 
 // IndexFields returns what to index for a chunk, analyzed.
 func IndexFields(c Chunk) Fields {
+	f := rawFields(c)
+	return Fields{
+		Title:    Analyze(f.Title),
+		Headings: Analyze(f.Headings),
+		Keywords: Analyze(f.Keywords),
+		Body:     Analyze(f.Body),
+	}
+}
+
+// rawFields is a chunk's text per ranked field, before analysis.
+func rawFields(c Chunk) Fields {
 	var heads []string
 	for _, b := range c.Breadcrumb {
 		if b != c.PageTitle {
 			heads = append(heads, b)
 		}
 	}
-	return Fields{
-		Title:    Analyze(c.PageTitle),
-		Headings: Analyze(strings.Join(heads, "\n")),
-		Keywords: Analyze(c.Keywords),
-		Body:     Analyze(c.Text),
-	}
+	return Fields{Title: c.PageTitle, Headings: strings.Join(heads, "\n"), Keywords: c.Keywords, Body: c.Text}
 }
 
 // Analyze rewrites text for indexing: CJK runs become bigrams and camel-case

@@ -21,12 +21,42 @@ type BuildStats struct {
 	Duration      time.Duration
 }
 
+// FolderError is a docs root that cannot be opened; its message names only
+// the docs root, never a server path.
+type FolderError struct{ Err error }
+
+func (e *FolderError) Error() string { return e.Err.Error() }
+func (e *FolderError) Unwrap() error { return e.Err }
+
+// LoadFolder reads the docs below dir/docsRoot as every index build reads
+// them: from a docs root opened inside dir, with no symbolic link followed
+// and every file's size capped, and cuts the site into chunks while the root
+// is still open (an API page's text comes from an OpenAPI spec read then).
+// An error opening the docs root is a *FolderError.
+func LoadFolder(dir, docsRoot, siteURL string) (*docs.Site, []Chunk, error) {
+	co, err := docs.OpenCheckout(dir, docsRoot)
+	if err != nil {
+		return nil, nil, &FolderError{Err: err}
+	}
+	defer func() { _ = co.Close() }()
+	site, err := docs.Load(co.FS())
+	if err != nil {
+		return nil, nil, err
+	}
+	return site, Chunks(site, siteURL), nil
+}
+
 // Build brings a domain's index up to date with the site: pages whose
 // content hash changed (or that are new) are rewritten, pages no longer
-// indexable are deleted, the rest is not touched.
+// indexable are deleted, the rest is not touched. The site's files must
+// still be readable (see LoadFolder for a folder).
 func Build(ctx context.Context, idx Index, domain string, site *docs.Site, siteURL string) (BuildStats, error) {
+	return BuildChunks(ctx, idx, domain, Chunks(site, siteURL))
+}
+
+// BuildChunks is Build from a site's chunks.
+func BuildChunks(ctx context.Context, idx Index, domain string, chunks []Chunk) (BuildStats, error) {
 	start := time.Now()
-	chunks := Chunks(site, siteURL)
 	old, err := idx.PageHashes(ctx, domain)
 	if err != nil {
 		return BuildStats{}, fmt.Errorf("build index of %s: %w", domain, err)

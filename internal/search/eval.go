@@ -9,8 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-
-	"github.com/docsmith/docsmith/internal/docs"
 )
 
 // Question is one line of an evaluation set (shared/evals/*/*.jsonl).
@@ -163,11 +161,13 @@ func Evaluate(ctx context.Context, idx Index, corpusDir, questionsFile string, o
 	if err != nil {
 		return Report{}, err
 	}
-	site, err := docs.Load(os.DirFS(corpusDir))
+	// The corpus is read and indexed as `docsmith index` reads and indexes
+	// a project's folder, so that what is measured is what is served.
+	_, chunks, err := LoadFolder(corpusDir, "", opts.SiteURL)
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate: load %s: %w", corpusDir, err)
 	}
-	st, err := Build(ctx, idx, opts.Domain, site, opts.SiteURL)
+	st, err := BuildChunks(ctx, idx, opts.Domain, chunks)
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate: %w", err)
 	}

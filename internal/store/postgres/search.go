@@ -98,6 +98,14 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 				return err
 			}
 		}
+		if _, err := tx.Exec(ctx, `INSERT INTO search_versions (domain, version) VALUES ($1, 1)
+ON CONFLICT (domain) DO UPDATE SET version = search_versions.version + 1`, domain); err != nil {
+			return fmt.Errorf("raise the index version: %w", err)
+		}
+		// Delivered at commit, to the processes holding the domain.
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.searchChannel(), domain); err != nil {
+			return fmt.Errorf("notify the index change: %w", err)
+		}
 		return nil
 	})
 	if err != nil {

@@ -105,6 +105,10 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 		if _, err := tx.ExecContext(ctx, `UPDATE search_stats SET chunks = (SELECT count(*) FROM search_chunks) WHERE id = 1`); err != nil {
 			return fmt.Errorf("count chunks: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO search_versions (domain, version) VALUES (?, 1)
+ON CONFLICT (domain) DO UPDATE SET version = search_versions.version + 1`, domain); err != nil {
+			return fmt.Errorf("raise the index version: %w", err)
+		}
 		return nil
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,9 +22,10 @@ import (
 )
 
 // searchCases are the cases of the search index and the assistant's
-// threads.
+// threads. Searches run as the server runs them, on the domain's index in
+// memory (search.Memory) loaded from the store under test.
 func searchCases() []testCase {
-	return []testCase{
+	cases := []testCase{
 		{"Search/Retrieval", testSearchRetrieval},
 		{"Search/HiddenAndRestricted", testSearchRestricted},
 		{"Search/Filters", testSearchFilters},
@@ -35,7 +37,32 @@ func searchCases() []testCase {
 		{"Threads", testThreads},
 		{"Threads/Feedback", testThreadFeedback},
 		{"Catalogs", testCatalogs},
+		{"Search/SameRanking", testSearchSameRanking},
+		{"Search/StatisticsPerDomain", testSearchStatisticsPerDomain},
+		{"Search/ChangeSeenByAnotherProcess", testSearchChangeSeenElsewhere},
 	}
+	for i, c := range cases {
+		cases[i].fn = func(t *testing.T, s Store) { c.fn(t, inMemory(s)) }
+	}
+	return append(cases, testCase{"Threads", testThreads})
+}
+
+// memoryStore is a store whose searches run in memory.
+type memoryStore struct {
+	Store
+	mem *search.Memory
+}
+
+func inMemory(s Store) Store {
+	return memoryStore{Store: s, mem: search.NewMemory(s, search.MemoryConfig{})}
+}
+
+func (m memoryStore) ReplacePages(ctx context.Context, domain string, chunks []search.Chunk, removed []string) error {
+	return m.mem.ReplacePages(ctx, domain, chunks, removed)
+}
+
+func (m memoryStore) Search(ctx context.Context, domain string, q search.Query) ([]search.Hit, error) {
+	return m.mem.Search(ctx, domain, q)
 }
 
 // fixtureFS reads the search package's fixture site into a MapFS a test may
@@ -552,5 +579,87 @@ func testCatalogs(t *testing.T, s Store) {
 	must(t, err, "GetCatalog")
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", second) {
 		t.Errorf("replaced catalog = %+v", got)
+	}
+}
+
+// The ranking is the same whatever the store: every engine runs these
+// queries to the same chunks in the same order.
+func testSearchSameRanking(t *testing.T, s Store) {
+	buildFixture(t, s)
+	r := search.NewRetriever(s)
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"green tea temperature", sameRankingGreenTea},
+		{"descale the kettle", sameRankingDescale},
+		{"\"fill level\" kettle", sameRankingFillLevel},
+	}
+	for _, tt := range tests {
+		hits, err := r.Retrieve(t.Context(), "kettle", search.Request{Query: tt.query, PageSize: 8})
+		must(t, err, "Retrieve")
+		if got := hitIDs(hits); !slices.Equal(got, tt.want) {
+			t.Errorf("%q ranks\n%q\nwant\n%q", tt.query, got, tt.want)
+		}
+	}
+}
+
+// Rankings of the fixture site, as every store must give them.
+var (
+	sameRankingGreenTea = []string{"guides/brewing", "guides/brewing#troubleshooting-a-bitter-cup", "index",
+		"es/guides/brewing", "api/get-kettle"}
+	sameRankingDescale   = []string{"guides/water", "guides/brewing#troubleshooting-a-bitter-cup", "api/get-kettle", "index"}
+	sameRankingFillLevel = []string{"api/get-kettle"}
+)
+
+// One domain's documents do not change another's ranking: the statistics
+// (chunk count, lengths, document frequencies) are the domain's own.
+func testSearchStatisticsPerDomain(t *testing.T, s Store) {
+	ctx := t.Context()
+	buildFixture(t, s)
+	q := search.Query{Terms: search.ParseQuery("kettle descale", "en"), Limit: 20}
+	before, err := s.Search(ctx, "kettle", q)
+	must(t, err, "Search")
+	var noise []search.Chunk
+	for i := range 50 {
+		noise = append(noise, chunk(fmt.Sprintf("n%d", i), "kettle kettle kettle descale", nil))
+	}
+	must(t, s.ReplacePages(ctx, "noise", noise, nil), "ReplacePages noise")
+	after, err := s.Search(ctx, "kettle", q)
+	must(t, err, "Search")
+	if len(before) != len(after) {
+		t.Fatalf("hits %d before another domain, %d after", len(before), len(after))
+	}
+	for i := range before {
+		if before[i].ID != after[i].ID || before[i].Score != after[i].Score {
+			t.Fatalf("another domain changed the ranking:\n%v\n%v", before[i], after[i])
+		}
+	}
+}
+
+// A domain re-indexed through one process is searched at its new version
+// by another process holding it in memory, within a second.
+func testSearchChangeSeenElsewhere(t *testing.T, s Store) {
+	ctx := t.Context()
+	must(t, s.ReplacePages(ctx, "d", []search.Chunk{chunk("p", "teapot", nil)}, nil), "ReplacePages")
+	other := search.NewMemory(s, search.MemoryConfig{})
+	q := search.Query{Terms: search.ParseQuery("samovar", "en"), Limit: 5}
+	hits, err := other.Search(ctx, "d", q)
+	must(t, err, "Search")
+	if len(hits) != 0 {
+		t.Fatalf("hits before the change: %q", hitIDs(hits))
+	}
+	must(t, s.ReplacePages(ctx, "d", []search.Chunk{chunk("p", "samovar", nil)}, nil), "ReplacePages")
+	changed := time.Now()
+	for {
+		hits, err := other.Search(ctx, "d", q)
+		must(t, err, "Search")
+		if len(hits) == 1 {
+			break
+		}
+		if time.Since(changed) > time.Second {
+			t.Fatal("the other process still searches the old index a second after the change")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -34,7 +34,7 @@ type Store interface {
 	tenant.Store
 	agentjob.Store
 	ratelimit.Store
-	search.Index
+	search.Source
 	assistant.ThreadStore
 	analytics.Store
 	websession.Store

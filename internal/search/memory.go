@@ -1,0 +1,290 @@
+package search
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Source is a store's search index as a Memory reads it: the store keeps
+// the chunks and their statistics; a Memory keeps an inverted index of each
+// domain it serves, built from them.
+type Source interface {
+	Index
+	// IndexVersion returns the domain's index version, which changes with
+	// every ReplacePages of the domain (0 for a domain never indexed).
+	IndexVersion(ctx context.Context, domain string) (int64, error)
+	// DomainChunks returns every chunk of the domain with the index
+	// version they are at, read together.
+	DomainChunks(ctx context.Context, domain string) ([]Chunk, int64, error)
+}
+
+// Defaults of a Memory.
+const (
+	// DefaultMemoryBytes bounds the indexes held; a mintlify-sized domain
+	// (about 1,000 pages) takes a few tens of MiB.
+	DefaultMemoryBytes = 512 << 20
+	// DefaultCheckEvery is how long a domain's index is served before its
+	// version is checked again; a change signal checks it at once.
+	DefaultCheckEvery = 250 * time.Millisecond
+)
+
+// MemoryConfig tunes a Memory; zero values take the defaults.
+type MemoryConfig struct {
+	MaxBytes   int64
+	CheckEvery time.Duration
+	Log        *slog.Logger
+}
+
+// Memory is an Index that searches in memory: each domain's chunks are
+// loaded from the store on the first search, indexed, and kept while the
+// store's version of the domain does not change (checked at most every
+// CheckEvery, and at once after Changed). Domains least recently searched
+// are dropped when the indexes held pass MaxBytes. Writes and pages go to
+// the store. Ranking is the same whatever the store: bm25 over the domain's
+// own statistics, then RankCandidates.
+type Memory struct {
+	src Source
+	cfg MemoryConfig
+
+	mu      sync.Mutex
+	domains map[string]*memEntry
+	lru     *list.List // of *memEntry, most recent first
+	used    int64
+}
+
+type memEntry struct {
+	domain string
+	elem   *list.Element
+	// load serializes loads and version checks of the domain.
+	load    sync.Mutex
+	idx     atomic.Pointer[domainIndex]
+	checked atomic.Int64 // unix nanoseconds of the last version check
+	bytes   int64        // guarded by Memory.mu
+}
+
+var _ Index = (*Memory)(nil)
+
+// NewMemory returns a Memory over src.
+func NewMemory(src Source, cfg MemoryConfig) *Memory {
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMemoryBytes
+	}
+	if cfg.CheckEvery <= 0 {
+		cfg.CheckEvery = DefaultCheckEvery
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Memory{src: src, cfg: cfg, domains: map[string]*memEntry{}, lru: list.New()}
+}
+
+// ReplacePages writes to the store and drops the domain's index here; other
+// processes see the new version through the store.
+func (m *Memory) ReplacePages(ctx context.Context, domain string, chunks []Chunk, removedPages []string) error {
+	err := m.src.ReplacePages(ctx, domain, chunks, removedPages)
+	m.Changed(domain)
+	return err
+}
+
+// PageHashes reads the store.
+func (m *Memory) PageHashes(ctx context.Context, domain string) (map[string]string, error) {
+	return m.src.PageHashes(ctx, domain)
+}
+
+// Page reads the store.
+func (m *Memory) Page(ctx context.Context, domain, path string) (PageText, error) {
+	return m.src.Page(ctx, domain, path)
+}
+
+// Changed tells the Memory that the domain's index may have changed (every
+// domain's, for ""): the next search checks the store's version.
+func (m *Memory) Changed(domain string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if domain == "" {
+		for _, e := range m.domains {
+			e.checked.Store(0)
+		}
+		return
+	}
+	if e := m.domains[domain]; e != nil {
+		e.checked.Store(0)
+	}
+}
+
+// Search runs q on the domain's index in memory.
+func (m *Memory) Search(ctx context.Context, domain string, q Query) ([]Hit, error) {
+	di, err := m.index(ctx, domain)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", domain, err)
+	}
+	return di.hits(q), nil
+}
+
+// Warm loads the domains' indexes, in order, until they fill the memory
+// bound (a domain past it is left to load when first searched).
+func (m *Memory) Warm(ctx context.Context, domains []string) error {
+	for _, d := range domains {
+		if _, err := m.index(ctx, d); err != nil {
+			return fmt.Errorf("load the index of %s: %w", d, err)
+		}
+		m.mu.Lock()
+		full := m.used >= m.cfg.MaxBytes
+		if full {
+			// The last one made room by dropping an earlier one, or
+			// filled the bound: keep what is held, load no more.
+			m.mu.Unlock()
+			return nil
+		}
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// Held returns the domains whose indexes are in memory, most recently
+// searched first, and the bytes they take.
+func (m *Memory) Held() ([]string, int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for el := m.lru.Front(); el != nil; el = el.Next() {
+		out = append(out, el.Value.(*memEntry).domain)
+	}
+	return out, m.used
+}
+
+// index returns the domain's index, loading it or checking its version
+// when due.
+func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error) {
+	e := m.entry(domain)
+	fresh := func() *domainIndex {
+		di := e.idx.Load()
+		checked := e.checked.Load()
+		if di != nil && checked != 0 && time.Now().UnixNano()-checked < int64(m.cfg.CheckEvery) {
+			return di
+		}
+		return nil
+	}
+	if di := fresh(); di != nil {
+		return di, nil
+	}
+	if !e.load.TryLock() {
+		// Another search checks or loads the domain: serve the index held
+		// meanwhile rather than wait, if there is one.
+		if di := e.idx.Load(); di != nil {
+			return di, nil
+		}
+		e.load.Lock()
+	}
+	defer e.load.Unlock()
+	if di := fresh(); di != nil {
+		return di, nil
+	}
+	now := time.Now().UnixNano()
+	held := e.idx.Load()
+	if held != nil {
+		v, err := m.src.IndexVersion(ctx, domain)
+		if err != nil {
+			// The store is slow or away: answer from what is held, and
+			// check again at the next search.
+			m.cfg.Log.WarnContext(ctx, "search: checking the index version failed", "domain", domain, "err", err)
+			return held, nil
+		}
+		if v == held.version {
+			e.checked.Store(now)
+			return held, nil
+		}
+	}
+	start := time.Now()
+	chunks, v, err := m.src.DomainChunks(ctx, domain)
+	if err != nil {
+		if held != nil {
+			m.cfg.Log.WarnContext(ctx, "search: reloading the index failed", "domain", domain, "err", err)
+			return held, nil
+		}
+		return nil, err
+	}
+	di := buildDomainIndex(chunks, v)
+	e.idx.Store(di)
+	e.checked.Store(now)
+	m.account(e, di.bytes)
+	m.cfg.Log.DebugContext(ctx, "search index loaded", "domain", domain, "version", v, "chunks", len(chunks),
+		"bytes", di.bytes, "duration", time.Since(start))
+	return di, nil
+}
+
+// entry returns the domain's entry, created if needed, as the most recently
+// used.
+func (m *Memory) entry(domain string) *memEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.domains[domain]
+	if e == nil {
+		e = &memEntry{domain: domain}
+		e.elem = m.lru.PushFront(e)
+		m.domains[domain] = e
+		return e
+	}
+	if e.elem != nil {
+		m.lru.MoveToFront(e.elem)
+	} else {
+		e.elem = m.lru.PushFront(e)
+	}
+	return e
+}
+
+// account records e's new size and drops the least recently used other
+// domains while the total passes the bound.
+func (m *Memory) account(e *memEntry, bytes int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.domains[e.domain] != e {
+		return // dropped while it loaded
+	}
+	m.used += bytes - e.bytes
+	e.bytes = bytes
+	for m.used > m.cfg.MaxBytes {
+		el := m.lru.Back()
+		if el == nil || el.Value.(*memEntry) == e {
+			break
+		}
+		old := el.Value.(*memEntry)
+		m.lru.Remove(el)
+		old.elem = nil
+		delete(m.domains, old.domain)
+		m.used -= old.bytes
+		old.bytes = 0
+	}
+}
+
+// Candidates kept per hit asked for: enough for page-level ranking to see
+// every page that can make the cut.
+const (
+	candidatesPerHit = 10
+	minCandidates    = 300
+)
+
+// hits runs a query: the best candidates by bm25, page-level ranking, then
+// the chunks as hits with normalized scores.
+func (di *domainIndex) hits(q Query) []Hit {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	cands := di.search(q, max(candidatesPerHit*limit, minCandidates))
+	if len(cands) == 0 {
+		return nil
+	}
+	ranked := RankCandidates(cands, q.MaxPerPage, limit)
+	words := SingleWordTerms(q.Terms)
+	out := make([]Hit, len(ranked))
+	for i, c := range ranked {
+		out[i] = Hit{Chunk: di.chunks[c.Key], Score: NormalizeScore(c.Score, 1, words, len(di.chunks))}
+	}
+	return out
+}

@@ -1,0 +1,273 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+)
+
+// memSource is a Source kept in maps, counting loads.
+type memSource struct {
+	mu       sync.Mutex
+	domains  map[string][]Chunk
+	versions map[string]int64
+	loads    map[string]int
+}
+
+func newMemSource() *memSource {
+	return &memSource{domains: map[string][]Chunk{}, versions: map[string]int64{}, loads: map[string]int{}}
+}
+
+func (s *memSource) ReplacePages(_ context.Context, domain string, chunks []Chunk, _ []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.domains[domain] = slices.Clone(chunks)
+	s.versions[domain]++
+	return nil
+}
+
+func (s *memSource) PageHashes(context.Context, string) (map[string]string, error) { return nil, nil }
+func (s *memSource) Search(context.Context, string, Query) ([]Hit, error)          { return nil, nil }
+func (s *memSource) Page(context.Context, string, string) (PageText, error) {
+	return PageText{}, ErrPageNotFound
+}
+
+func (s *memSource) IndexVersion(_ context.Context, domain string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.versions[domain], nil
+}
+
+func (s *memSource) DomainChunks(_ context.Context, domain string) ([]Chunk, int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loads[domain]++
+	return slices.Clone(s.domains[domain]), s.versions[domain], nil
+}
+
+func (s *memSource) loaded(domain string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loads[domain]
+}
+
+func textChunk(page, text string) Chunk {
+	return Chunk{ID: page, PagePath: page, PageTitle: page, Text: text, PageHash: text}
+}
+
+// Under a small bound the least recently searched domains are dropped, and
+// loaded again when searched.
+func TestMemoryEvictsLeastRecentlyUsed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := newMemSource()
+	for _, d := range []string{"a", "b", "c"} {
+		if err := src.ReplacePages(ctx, d, []Chunk{textChunk("p", "samovar "+d)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := buildDomainIndex([]Chunk{textChunk("p", "samovar a")}, 1).bytes
+	m := NewMemory(src, MemoryConfig{MaxBytes: 2*one + one/2})
+	q := Query{Terms: ParseQuery("samovar", "en"), Limit: 5}
+	for _, d := range []string{"a", "b", "a", "c"} {
+		if hits, err := m.Search(ctx, d, q); err != nil || len(hits) != 1 {
+			t.Fatalf("search %s: %v, %v", d, hits, err)
+		}
+	}
+	held, used := m.Held()
+	if !slices.Equal(held, []string{"c", "a"}) || used > 2*one+one/2 {
+		t.Fatalf("held %v (%d bytes), want c and a within the bound", held, used)
+	}
+	if _, err := m.Search(ctx, "b", q); err != nil {
+		t.Fatal(err)
+	}
+	if src.loaded("b") != 2 || src.loaded("a") != 1 {
+		t.Fatalf("loads: b %d (want 2), a %d (want 1)", src.loaded("b"), src.loaded("a"))
+	}
+}
+
+// A domain changed elsewhere is loaded again after Changed; unchanged, it is
+// not.
+func TestMemoryReloadsOnNewVersion(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := newMemSource()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "teapot")}, nil))
+	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
+	q := Query{Terms: ParseQuery("samovar", "en"), Limit: 5}
+	hits, err := m.Search(ctx, "d", q)
+	must(err)
+	m.Changed("d")
+	_, err = m.Search(ctx, "d", q)
+	must(err)
+	if len(hits) != 0 || src.loaded("d") != 1 {
+		t.Fatalf("hits %v, loads %d", hits, src.loaded("d"))
+	}
+	must(src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "samovar")}, nil))
+	if hits, _ = m.Search(ctx, "d", q); len(hits) != 0 {
+		t.Fatal("a version check before it was due")
+	}
+	m.Changed("")
+	if hits, _ = m.Search(ctx, "d", q); len(hits) != 1 || src.loaded("d") != 2 {
+		t.Fatalf("after the change: hits %v, loads %d", hits, src.loaded("d"))
+	}
+}
+
+// MaxScore pruning returns exactly the best candidates that scoring every
+// match would.
+func TestMaxScoreMatchesExhaustiveScoring(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := []string{"kettle", "water", "boil", "tea", "green", "black", "cup", "descale", "filter", "lid",
+		"steam", "spout", "handle", "timer", "warm", "cold", "leaf", "brew", "pour", "temperature"}
+	var chunks []Chunk
+	for i := range 400 {
+		var words []string
+		for range 3 + rng.IntN(60) {
+			// Skewed: the first words are common, the last rare.
+			words = append(words, vocab[int(float64(len(vocab))*rng.Float64()*rng.Float64())])
+		}
+		c := textChunk(fmt.Sprintf("p%03d", i), fmt.Sprint(words))
+		c.PageTitle = vocab[rng.IntN(len(vocab))]
+		if i%7 == 0 {
+			c.Boost = 3
+		}
+		chunks = append(chunks, c)
+	}
+	di := buildDomainIndex(chunks, 1)
+	for trial := range 200 {
+		var q string
+		for range 1 + rng.IntN(6) {
+			q += vocab[rng.IntN(len(vocab))] + " "
+		}
+		query := Query{Terms: ParseQuery(q, "en"), BoostPath: fmt.Sprintf("p%03d", rng.IntN(400)), PathBoost: 1.5}
+		n := 1 + rng.IntN(40)
+		got := di.search(query, n)
+		all := di.search(query, len(chunks))
+		sort.Slice(all, func(a, b int) bool {
+			if all[a].Score != all[b].Score {
+				return all[a].Score > all[b].Score
+			}
+			return all[a].Key < all[b].Key
+		})
+		sort.Slice(got, func(a, b int) bool {
+			if got[a].Score != got[b].Score {
+				return got[a].Score > got[b].Score
+			}
+			return got[a].Key < got[b].Key
+		})
+		want := all[:min(n, len(all))]
+		if len(got) != len(want) {
+			t.Fatalf("trial %d %q top %d: %d candidates, want %d", trial, q, n, len(got), len(want))
+		}
+		for i := range want {
+			// The same sums, added in another order.
+			if math.Abs(got[i].Score-want[i].Score) > 1e-9*want[i].Score {
+				t.Fatalf("trial %d %q top %d: #%d scores %v, want %v", trial, q, n, i, got[i].Score, want[i].Score)
+			}
+		}
+	}
+}
+
+// Warm loads domains in order while they fit the bound.
+func TestMemoryWarm(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := newMemSource()
+	for _, d := range []string{"a", "b", "c"} {
+		if err := src.ReplacePages(ctx, d, []Chunk{textChunk("p", "samovar "+d)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := buildDomainIndex([]Chunk{textChunk("p", "samovar a")}, 1).bytes
+	m := NewMemory(src, MemoryConfig{MaxBytes: 2 * one})
+	if err := m.Warm(ctx, []string{"a", "b", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if held, _ := m.Held(); !slices.Equal(held, []string{"b", "a"}) || src.loaded("c") != 0 {
+		t.Fatalf("held %v, c loaded %d times", held, src.loaded("c"))
+	}
+}
+
+// The index tokenizes text as Analyze then the tokenizer would, without
+// building the analyzed text.
+func TestAnalyzedTokensAsAnalyze(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"", "plain words only", "randomUUID and HTTPServer, getID2", "JUnit iPhone x.Y aB",
+		"data/prices.json MY_ENV_VAR", "绿茶应该用多少度的水？", "Café déjà vu, naïve", "mixed 侧边栏 withCamelCase",
+		"x² ½ Ⅻ numbers", "CLAUDE.md fooBar_bazQux", "a\nb\tc", "ÉCOLE élève",
+	}
+	_, chunks, err := LoadFolder("testdata/site", "", "https://docs.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chunks {
+		f := rawFields(c)
+		texts = append(texts, f.Title, f.Headings, f.Keywords, f.Body)
+	}
+	for _, text := range texts {
+		var got, want []string
+		analyzedTokens(text, func(raw string) { got = append(got, raw) })
+		rawTokens(Analyze(text), func(raw string) { want = append(want, raw) })
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: tokens %q, want %q", text, got, want)
+		}
+	}
+}
+
+// failingSource fails its reads once told to.
+type failingSource struct {
+	*memSource
+	fail bool
+}
+
+func (f *failingSource) IndexVersion(ctx context.Context, domain string) (int64, error) {
+	if f.fail {
+		return 0, errors.New("store away")
+	}
+	return f.memSource.IndexVersion(ctx, domain)
+}
+
+func (f *failingSource) DomainChunks(ctx context.Context, domain string) ([]Chunk, int64, error) {
+	if f.fail {
+		return nil, 0, errors.New("store away")
+	}
+	return f.memSource.DomainChunks(ctx, domain)
+}
+
+// While the store does not answer, a domain held is still searched; one
+// never loaded is an error.
+func TestMemoryServesHeldIndexWhileStoreFails(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := &failingSource{memSource: newMemSource()}
+	if err := src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "samovar")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory(src, MemoryConfig{})
+	q := Query{Terms: ParseQuery("samovar", "en"), Limit: 5}
+	if hits, err := m.Search(ctx, "d", q); err != nil || len(hits) != 1 {
+		t.Fatalf("%v, %v", hits, err)
+	}
+	src.fail = true
+	m.Changed("")
+	if hits, err := m.Search(ctx, "d", q); err != nil || len(hits) != 1 {
+		t.Fatalf("held index while the store fails: %v, %v", hits, err)
+	}
+	if _, err := m.Search(ctx, "other", q); err == nil {
+		t.Fatal("a domain never loaded searched without its store")
+	}
+}

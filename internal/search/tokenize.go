@@ -1,0 +1,139 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
+	"golang.org/x/text/unicode/norm"
+)
+
+// The in-memory index's tokenizer, applied to analyzed text (see Analyze)
+// and to query words alike: runs of letters, digits and private-use
+// characters are tokens; case and accents are folded; English words are
+// reduced to their Porter stems ("configuring" → "configur"). It is the
+// tokenization SQLite FTS5 applies with "porter unicode61 remove_diacritics
+// 2", which the ranking was tuned on.
+
+// maxStemBytes leaves longer tokens as they are, as FTS5's porter does.
+const maxStemBytes = 64
+
+// tokens calls fn with each token of text, stemmed, in order.
+func tokens(text string, fn func(tok string)) {
+	rawTokens(text, func(raw string) { fn(stemToken(raw)) })
+}
+
+// analyzedTokens calls fn with the tokens of Analyze(text) as written, in
+// order. Plain ASCII text, the usual case, is tokenized as it stands, each
+// camel-case word followed by its parts, without building the analyzed
+// string.
+func analyzedTokens(text string, fn func(raw string)) {
+	if !isPlainASCII(text) {
+		rawTokens(Analyze(text), fn)
+		return
+	}
+	camel := hasCamel(text)
+	rawTokens(text, func(w string) {
+		fn(w)
+		if camel && hasInnerUpper(w) {
+			if parts := camelParts(w); len(parts) > 1 {
+				for _, p := range parts {
+					fn(p)
+				}
+			}
+		}
+	})
+}
+
+// hasInnerUpper reports whether an ASCII word has an upper-case letter after
+// its first: camelParts splits only there.
+func hasInnerUpper(w string) bool {
+	for i := 1; i < len(w); i++ {
+		if w[i] >= 'A' && w[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// rawTokens calls fn with each token of text as written, in order.
+func rawTokens(text string, fn func(raw string)) {
+	i := 0
+	for i < len(text) {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		if !isTokenRune(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r2, s2 := rune(text[j]), 1
+			if r2 >= utf8.RuneSelf {
+				r2, s2 = utf8.DecodeRuneInString(text[j:])
+			}
+			if !isTokenRune(r2) {
+				break
+			}
+			j += s2
+		}
+		fn(text[i:j])
+		i = j
+	}
+}
+
+// stemToken folds and stems one raw token.
+func stemToken(raw string) string {
+	st := fold(raw)
+	if len(st) > 2 && len(st) <= maxStemBytes && isASCIILetters(st) {
+		st = porterstemmer.StemString(st)
+	}
+	return st
+}
+
+// fold lower-cases a token and strips its accents.
+func fold(tok string) string {
+	ascii := true
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c >= utf8.RuneSelf {
+			ascii = false
+			break
+		} else if c >= 'A' && c <= 'Z' {
+			return fold(strings.ToLower(tok))
+		}
+	}
+	if ascii {
+		return tok
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(tok) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	if b.Len() == 0 {
+		return strings.ToLower(tok)
+	}
+	return norm.NFC.String(b.String())
+}
+
+func isTokenRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) ||
+		(r >= 0x300 && unicode.Is(unicode.Mn, r))
+}
+
+func isASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,109 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docsmith/docsmith/internal/search"
+)
+
+var _ search.Source = (*Store)(nil)
+
+// IndexVersion returns the domain's index version (0 if never indexed).
+func (s *Store) IndexVersion(ctx context.Context, domain string) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT version FROM search_versions WHERE domain = $1`, domain).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the index version of %s: %w", domain, err)
+	}
+	return v, nil
+}
+
+// DomainChunks returns every chunk of the domain and the index version they
+// are at, from one snapshot.
+func (s *Store) DomainChunks(ctx context.Context, domain string) ([]search.Chunk, int64, error) {
+	var (
+		chunks  []search.Chunk
+		version int64
+	)
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		chunks, version = nil, 0
+		err := tx.QueryRow(ctx, `SELECT version FROM search_versions WHERE domain = $1`, domain).Scan(&version)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT `+searchChunkColumns+` FROM search_chunks c WHERE c.domain = $1 ORDER BY c.page_path, c.seq`, domain)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c search.Chunk
+			if err := scanChunk(rows, &c); err != nil {
+				return err
+			}
+			chunks = append(chunks, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the chunks of %s: %w", domain, err)
+	}
+	return chunks, version, nil
+}
+
+// searchChannel is the NOTIFY channel on which ReplacePages names the
+// domain it changed, for this schema's processes.
+func (s *Store) searchChannel() string { return channelName("search." + s.schema) }
+
+// WatchSearch calls changed with each domain whose index another process
+// (or this one) changes, until ctx ends, reconnecting after losing the
+// database. After each (re)connection it calls changed with "" (anything
+// may have changed meanwhile). ready, if not nil, is closed once it first
+// listens.
+func (s *Store) WatchSearch(ctx context.Context, changed func(domain string), ready chan<- struct{}) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.watchSearchOnce(ctx, changed, &ready)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("listening for search index changes failed; retrying", "in", backoff, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+func (s *Store) watchSearchOnce(ctx context.Context, changed func(string), ready *chan<- struct{}) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{s.searchChannel()}.Sanitize()); err != nil {
+		return err
+	}
+	changed("")
+	if *ready != nil {
+		close(*ready)
+		*ready = nil
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		changed(n.Payload)
+	}
+}

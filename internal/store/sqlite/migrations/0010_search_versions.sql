@@ -1,0 +1,7 @@
+-- Each domain's index version, raised by every change of its chunks in the
+-- same transaction: a process holding the domain's index in memory compares
+-- it to know when to load the domain again.
+CREATE TABLE search_versions (
+    domain  TEXT PRIMARY KEY,
+    version INTEGER NOT NULL
+) WITHOUT ROWID;
