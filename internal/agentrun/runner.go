@@ -126,7 +126,7 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	}
 	defer func() { _ = wsDir.Remove() }()
 
-	repo, err := r.checkout(ctx, turn, filepath.Join(wsDir.Path, "repo"), creds)
+	repo, onRemote, err := r.checkout(ctx, turn, filepath.Join(wsDir.Path, "repo"), creds)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
@@ -134,7 +134,7 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 
 	// A turn run again may find that an earlier attempt already pushed its
 	// commit: it resumes after the push instead of editing again.
-	cp, err := r.resumePoint(ctx, turn, repo, creds)
+	cp, err := r.resumePoint(ctx, turn, repo, onRemote, creds)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
@@ -247,9 +247,11 @@ const resumeDepth = 50
 // was stopped on shutdown) before it could record it. A repeated turn looks
 // through the branch's recent history; a first attempt (which may still be
 // a turn handed back on shutdown) only at the tip, which costs nothing.
-func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitcli.Repo, creds *gitcli.Credentials) (agentjob.Checkpoint, error) {
+// When the job's branch is not on the remote (onRemote false), nothing of
+// this turn was pushed.
+func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitcli.Repo, onRemote bool, creds *gitcli.Credentials) (agentjob.Checkpoint, error) {
 	cp := turn.Message.Checkpoint
-	if cp.PushedSHA != "" {
+	if cp.PushedSHA != "" || !onRemote {
 		return cp, nil
 	}
 	depth := 1
@@ -404,13 +406,14 @@ func transientGit(err error) bool {
 }
 
 // checkout clones the job's branch if it exists on the remote (a follow-up),
-// or the base ref and creates the branch (the first turn). A remote that
-// cannot be reached for now makes the turn run again later.
-func (r *Runner) checkout(ctx context.Context, turn agentjob.Turn, dir string, creds *gitcli.Credentials) (*gitcli.Repo, error) {
+// or the base ref and creates the branch (the first turn), and reports
+// whether the branch was on the remote. A remote that cannot be reached for
+// now makes the turn run again later.
+func (r *Runner) checkout(ctx context.Context, turn agentjob.Turn, dir string, creds *gitcli.Credentials) (*gitcli.Repo, bool, error) {
 	project, job := turn.Project, turn.Job
 	exists, err := r.cfg.Git.RemoteBranchExists(ctx, project.RepoURL, job.Branch, creds)
 	if err != nil {
-		return nil, r.gitFailure(turn, err, "the repository %s could not be reached: %s", redactURL(project.RepoURL), describe(err))
+		return nil, false, r.gitFailure(turn, err, "the repository %s could not be reached: %s", redactURL(project.RepoURL), describe(err))
 	}
 	ref := project.BaseRef
 	if exists {
@@ -418,14 +421,14 @@ func (r *Runner) checkout(ctx context.Context, turn agentjob.Turn, dir string, c
 	}
 	repo, err := r.cfg.Git.Clone(ctx, project.RepoURL, ref, dir, creds)
 	if err != nil {
-		return nil, r.gitFailure(turn, err, "cloning %s at %s failed: %s", redactURL(project.RepoURL), ref, describe(err))
+		return nil, false, r.gitFailure(turn, err, "cloning %s at %s failed: %s", redactURL(project.RepoURL), ref, describe(err))
 	}
 	if !exists {
 		if err := repo.CreateBranch(ctx, job.Branch); err != nil {
-			return nil, fmt.Errorf("create branch %s: %w", job.Branch, err)
+			return nil, false, fmt.Errorf("create branch %s: %w", job.Branch, err)
 		}
 	}
-	return repo, nil
+	return repo, exists, nil
 }
 
 // gitFailure is the turn's error for a git command that failed: run the

@@ -329,3 +329,19 @@ func TestModelThatNeverFinishes(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestFirstTurnRunAgainBeforeAnyPush: a first turn that runs again (its
+// process died before the push, or the remote could not be reached) finds
+// no branch on the remote yet, and edits as a first run would.
+func TestFirstTurnRunAgainBeforeAnyPush(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "builtin")
+	b.turn.Attempt = 2
+	out, err := b.run(t, 1, `replace "Keep reading as the file grows" with "Keep reading as lines are appended" in guides/flags`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.FilesChanged) != 1 || !strings.Contains(b.branchFile(t, "guides/flags.mdx"), "Keep reading as lines are appended") {
+		t.Fatalf("outcome = %+v", out)
+	}
+}
