@@ -170,17 +170,21 @@ func (s Schedule) Next(t time.Time) (time.Time, bool) {
 	t = t.In(s.loc)
 	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	end := day.AddDate(searchYears, 0, 1)
+	// On t's own day, wall times before t's are skipped: each resolves to
+	// an instant no later than t (see resolveWall), so none can be next.
+	first := t.Hour()*60 + t.Minute()
 	for ; day.Before(end); day = day.AddDate(0, 0, 1) {
 		y, m, d := day.Date()
 		if !s.spec.matchDay(y, m, d) {
+			first = 0
 			continue
 		}
-		for h := 0; h < 24; h++ {
+		for h := first / 60; h < 24; h++ {
 			if s.spec.hour&(1<<uint(h)) == 0 {
 				continue
 			}
 			for mi := 0; mi < 60; mi++ {
-				if s.spec.minute&(1<<uint(mi)) == 0 {
+				if s.spec.minute&(1<<uint(mi)) == 0 || h*60+mi < first {
 					continue
 				}
 				if at := resolveWall(s.loc, y, m, d, h, mi); at.After(t) {
@@ -188,6 +192,7 @@ func (s Schedule) Next(t time.Time) (time.Time, bool) {
 				}
 			}
 		}
+		first = 0
 	}
 	return time.Time{}, false
 }
@@ -245,16 +250,17 @@ func SlotKey(workflowID string, at time.Time) string {
 // Due returns the one slot to run now: the latest slot in (last, now].
 // last is the slot that ran last or, for a workflow that never ran, the
 // time it was first seen (so adding a workflow does not run it for the
-// past). Slots missed during downtime collapse into that one latest slot.
+// past); a zero last is never due, for the same reason. Slots missed
+// during downtime collapse into that one latest slot.
 func (s Schedule) Due(workflowID string, last, now time.Time) (Slot, bool) {
-	if !now.After(last) {
+	if last.IsZero() || !now.After(last) {
 		return Slot{}, false
 	}
 	// Look back from now in growing windows so that both "every minute
 	// after a year down" and "once a year" take a handful of steps.
 	for window := time.Hour; ; window *= 2 {
 		from := now.Add(-window)
-		if !from.After(last) {
+		if window > 100*365*24*time.Hour || !from.After(last) {
 			from = last
 		}
 		next, ok := s.Next(from)
