@@ -137,17 +137,17 @@ func listDir(fsys fs.FS, dir string) ([]string, []Problem) {
 	parts := strings.Split(dir, "/")
 	for i := range parts {
 		p := strings.Join(parts[:i+1], "/")
-		info, err := lstat(fsys, p)
+		mode, err := lstatMode(fsys, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, []Problem{{File: p, Msg: fmt.Sprintf("cannot read: %v", err)}}
 		}
-		if info.Mode()&fs.ModeSymlink != 0 {
+		if mode&fs.ModeSymlink != 0 {
 			return nil, []Problem{{File: p, Msg: "is a symbolic link; workflow directories must be real directories"}}
 		}
-		if !info.IsDir() {
+		if !mode.IsDir() {
 			return nil, []Problem{{File: p, Msg: "is not a directory"}}
 		}
 	}
@@ -180,28 +180,28 @@ func listDir(fsys fs.FS, dir string) ([]string, []Problem) {
 	return names, problems
 }
 
-// lstat reports on name without following a final symlink when fsys can
-// tell links apart; otherwise it asks the parent directory, whose entries
-// carry the type bits.
-func lstat(fsys fs.FS, name string) (fs.FileInfo, error) {
+// lstatMode returns the type bits of name without following a final
+// symlink: from fsys when it can tell links apart, otherwise from the
+// parent directory's entry, which carries them.
+func lstatMode(fsys fs.FS, name string) (fs.FileMode, error) {
 	if rl, ok := fsys.(fs.ReadLinkFS); ok {
-		return rl.Lstat(name)
+		info, err := rl.Lstat(name)
+		if err != nil {
+			return 0, err
+		}
+		return info.Mode().Type(), nil
 	}
-	parent := path.Dir(name)
-	entries, err := readDirBounded(fsys, parent, -1)
+	entries, err := readDirBounded(fsys, path.Dir(name), -1)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	base := path.Base(name)
 	for _, e := range entries {
 		if e.Name() == base {
-			if e.Type()&fs.ModeSymlink != 0 {
-				return symlinkInfo{name: base}, nil
-			}
-			return e.Info()
+			return e.Type(), nil
 		}
 	}
-	return nil, fs.ErrNotExist
+	return 0, fs.ErrNotExist
 }
 
 // readDirBounded reads at most limit entries of dir (all when limit < 0)
@@ -232,21 +232,12 @@ func readDirBounded(fsys fs.FS, dir string, limit int) ([]fs.DirEntry, error) {
 	}
 }
 
-type symlinkInfo struct {
-	fs.FileInfo
-	name string
-}
-
-func (s symlinkInfo) Mode() fs.FileMode { return fs.ModeSymlink }
-func (s symlinkInfo) IsDir() bool       { return false }
-func (s symlinkInfo) Name() string      { return s.name }
-
 func readFile(fsys fs.FS, name string) ([]byte, error) {
-	info, err := lstat(fsys, name)
+	mode, err := lstatMode(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read: %w", err)
 	}
-	if info.Mode()&fs.ModeSymlink != 0 {
+	if mode&fs.ModeSymlink != 0 {
 		return nil, errors.New("is a symbolic link; workflow files must be regular files")
 	}
 	f, err := fsys.Open(name)

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -183,6 +184,24 @@ func TestLoadRefusesHostileRepository(t *testing.T) {
 			t.Fatalf("problems = %v", ps)
 		}
 	})
+	t.Run("symlinked file in a file system without Lstat", func(t *testing.T) {
+		t.Parallel()
+		root := t.TempDir()
+		dir := filepath.Join(root, ".mintlify", "workflows")
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(root, "secret.md"), valid, 0o644))
+		must(t, os.Symlink(filepath.Join(root, "secret.md"), filepath.Join(dir, "link.md")))
+		must(t, os.Symlink(dir, filepath.Join(root, ".docsmith")))
+		wfs, ps := Load(plainFS{os.DirFS(root)})
+		if len(wfs) != 0 || len(ps) != 2 || ps[0].File != ".mintlify/workflows/link.md" || ps[1].File != ".docsmith" {
+			t.Fatalf("got %v %v", wfs, ps)
+		}
+		for _, p := range ps {
+			if !strings.Contains(p.Msg, "symbolic link") {
+				t.Fatalf("problem %v does not say symbolic link", p)
+			}
+		}
+	})
 	t.Run("symlinked directory", func(t *testing.T) {
 		t.Parallel()
 		root := t.TempDir()
@@ -238,6 +257,11 @@ func TestLoadRefusesHostileRepository(t *testing.T) {
 		}
 	})
 }
+
+// plainFS hides every optional interface but Open, as a minimal fs.FS.
+type plainFS struct{ fsys fs.FS }
+
+func (p plainFS) Open(name string) (fs.File, error) { return p.fsys.Open(name) }
 
 func must(t *testing.T, err error) {
 	t.Helper()
