@@ -211,7 +211,7 @@ func readDirBounded(fsys fs.FS, dir string, limit int) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open directory: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
 	rd, ok := f.(fs.ReadDirFile)
 	if !ok {
 		return nil, errors.New("cannot list directory")
@@ -244,7 +244,7 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read: %w", err)

@@ -244,7 +244,7 @@ func parsePush(forge Forge, data []byte) (*Push, string, error) {
 	var p payload
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&p); err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrPayload, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrPayload, err)
 	}
 	if dec.More() {
 		return nil, "", fmt.Errorf("%w: trailing data after the JSON object", ErrPayload)
