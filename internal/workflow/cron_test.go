@@ -200,6 +200,19 @@ func TestDueFakeClock(t *testing.T) {
 	}
 }
 
+// TestDueReplicasAgree: replicas whose clocks differ, and whose last-run
+// view differs by a slot, still name the same slot, so the store's unique
+// key lets exactly one of them start it.
+func TestDueReplicasAgree(t *testing.T) {
+	t.Parallel()
+	s := mustSchedule(t, "*/15 * * * *", mustLoc(t, "Europe/Paris"))
+	a, okA := s.Due("w", utc("2026-11-23T08:45:00Z"), utc("2026-11-23T09:00:02Z"))
+	b, okB := s.Due("w", utc("2026-11-23T08:30:00Z"), utc("2026-11-23T09:14:59Z"))
+	if !okA || !okB || a.Key != b.Key || a.Key != "w@2026-11-23T09:00:00Z" {
+		t.Fatalf("replicas disagree: %+v %v, %+v %v", a, okA, b, okB)
+	}
+}
+
 func TestSlotKeyIsZoneIndependent(t *testing.T) {
 	t.Parallel()
 	at := utc("2026-11-23T09:00:00Z")

@@ -241,6 +241,9 @@ type payload struct {
 }
 
 func parsePush(forge Forge, data []byte) (*Push, string, error) {
+	if bytes.HasPrefix(data, []byte("payload=")) {
+		return nil, "", fmt.Errorf("%w: the body is form-encoded; set the webhook's content type to application/json", ErrPayload)
+	}
 	var p payload
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&p); err != nil {

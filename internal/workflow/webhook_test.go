@@ -193,6 +193,7 @@ func TestReadWebhookRefused(t *testing.T) {
 		{"signed garbage", headers("github", "push", testSecret, []byte("{not json")), []byte("{not json"), testSecret, ErrPayload},
 		{"signed payload without repository", headers("github", "push", testSecret, []byte(`{"ref":"refs/heads/main"}`)), []byte(`{"ref":"refs/heads/main"}`), testSecret, ErrPayload},
 		{"signed payload with odd ref", headers("github", "push", testSecret, []byte(`{"ref":"refs/notes/x","repository":{"full_name":"a/b"}}`)), []byte(`{"ref":"refs/notes/x","repository":{"full_name":"a/b"}}`), testSecret, ErrPayload},
+		{"form-encoded payload", headers("github", "push", testSecret, []byte("payload=%7B%7D")), []byte("payload=%7B%7D"), testSecret, ErrPayload},
 		{"signed payload with trailing data", headers("github", "push", testSecret, []byte(`{} {}`)), []byte(`{} {}`), testSecret, ErrPayload},
 	}
 	for _, tt := range tests {
