@@ -53,6 +53,8 @@
 // (for a workflow file or any directory on the way to one) are refused,
 // files over 64 KiB are refused, and a directory holding more than 100
 // workflow files, or more than 1000 entries, loads nothing from it.
+// Load reads any fs.FS rooted at the repository; an os.Root's FS over the
+// checkout adds the kernel's confinement to these checks.
 //
 // # Schedules
 //

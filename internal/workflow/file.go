@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -321,8 +322,8 @@ func Parse(file string, data []byte) (Workflow, []Problem) {
 				add(line(v), key, "must not be empty")
 			case utf8.RuneCountInString(name) > maxNameRunes:
 				add(line(v), key, "is longer than %d characters", maxNameRunes)
-			case strings.ContainsAny(name, "\r\n\x00"):
-				add(line(v), key, "must be a single line")
+			case strings.ContainsFunc(name, unicode.IsControl):
+				add(line(v), key, "must be a single line without control characters")
 			default:
 				wf.Name = strings.TrimSpace(name)
 			}

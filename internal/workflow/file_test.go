@@ -104,6 +104,7 @@ func TestParseProblems(t *testing.T) {
 		{"context entry without repo", "x.md", "---\nname: a\non:\n  cron: '* * * * *'\ncontext:\n  - branch: main\n---\nbody\n", []Problem{{Line: 6, Key: "context[0].branch", Msg: "not a known key"}, {Line: 6, Key: "context[0].repo", Msg: "required"}}},
 		{"empty body", "x.md", "---\nname: a\non:\n  cron: '* * * * *'\n---\n  \n", []Problem{{Line: 6, Msg: "instruction"}}},
 		{"name not string", "x.md", "---\nname: 12\non:\n  cron: '* * * * *'\n---\nbody\n", []Problem{{Line: 2, Key: "name", Msg: "string"}}},
+		{"name with escape", "x.md", "---\nname: \"a\\e[2J\"\non:\n  cron: '* * * * *'\n---\nbody\n", []Problem{{Line: 2, Key: "name", Msg: "control characters"}}},
 		{"duplicate key", "x.md", "---\nname: a\nname: b\non:\n  cron: '* * * * *'\n---\nbody\n", []Problem{{Line: 3, Key: "name", Msg: "twice"}}},
 		{"alias", "x.md", "---\nname: &n a\non:\n  cron: *n\n---\nbody\n", []Problem{{Line: 2, Msg: "aliases"}}},
 		{"invalid yaml", "x.md", "---\nname: [a\non: x\n---\nbody\n", []Problem{{Line: 2, Msg: "not valid YAML"}}},

@@ -72,7 +72,7 @@ func Instruction(wf Workflow, p *Push, diff string) string {
 	var msgs strings.Builder
 	for i, c := range p.Commits {
 		if i == MaxInstructionCommits {
-			fmt.Fprintf(&msgs, "… and %d more commits\n", p.TotalCommits-i)
+			fmt.Fprintf(&msgs, "… and %d more %s\n", p.TotalCommits-i, plural(p.TotalCommits-i, "commit"))
 			break
 		}
 		msg := c.Message
@@ -82,7 +82,8 @@ func Instruction(wf Workflow, p *Push, diff string) string {
 		fmt.Fprintf(&msgs, "%s %s\n", short(c.ID), strings.TrimSpace(msg))
 	}
 	if len(p.Commits) < p.TotalCommits && len(p.Commits) <= MaxInstructionCommits {
-		fmt.Fprintf(&msgs, "… and %d more commits not listed by the forge\n", p.TotalCommits-len(p.Commits))
+		n := p.TotalCommits - len(p.Commits)
+		fmt.Fprintf(&msgs, "… and %d more %s not listed by the forge\n", n, plural(n, "commit"))
 	}
 	fence(&b, "text", msgs.String())
 
@@ -91,7 +92,7 @@ func Instruction(wf Workflow, p *Push, diff string) string {
 	var list strings.Builder
 	for i, f := range files {
 		if i == MaxInstructionFiles {
-			fmt.Fprintf(&list, "… and %d more files\n", len(files)-i)
+			fmt.Fprintf(&list, "… and %d more %s\n", len(files)-i, plural(len(files)-i, "file"))
 			break
 		}
 		list.WriteString(f)
@@ -169,6 +170,13 @@ func plain(s string) string {
 		}
 		return r
 	}, s)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 func short(sha string) string {

@@ -74,7 +74,7 @@ func TestInstructionWithPush(t *testing.T) {
 		"Repository acme/api, branch main, 4b825dc642cb..9c1f0e6b2a7d, pushed by ada.",
 		"### Commits (3)",
 		"1a2b3c4d5e6f Add headers\n",
-		"… and 1 more commits not listed by the forge",
+		"… and 1 more commit not listed by the forge",
 		"### Changed files (3)",
 		"modified a.go\nmodified b.go\nremoved c.go\n",
 		"### Diff\n\n```diff\ndiff --git a/a.go b/a.go\n+package a\n```\n",

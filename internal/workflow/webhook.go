@@ -72,7 +72,8 @@ type Push struct {
 	Pusher       string
 }
 
-// Commit is one pushed commit as the payload describes it.
+// Commit is one pushed commit as the payload describes it. Its paths are
+// the sender's words, not checked: fit for a prompt, not for opening files.
 type Commit struct {
 	ID       string
 	Message  string
