@@ -47,7 +47,9 @@
 //
 // When both directories hold a file with the same id, the one in
 // .docsmith/workflows/ is used and records the path it overrides: a team
-// can keep Mintlify's file as it is and give docsmith its own version.
+// can keep Mintlify's file as it is and give docsmith its own version. If
+// the .docsmith file has errors, neither runs: the one it was meant to
+// replace does not quietly take its place.
 //
 // The repository is written by whoever can push to it, so symbolic links
 // (for a workflow file or any directory on the way to one) are refused,

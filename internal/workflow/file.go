@@ -107,13 +107,22 @@ func Load(fsys fs.FS) ([]Workflow, []Problem) {
 		for _, name := range names {
 			file := dir + "/" + name
 			data, err := readFile(fsys, file)
+			var wf Workflow
+			var ps []Problem
 			if err != nil {
-				problems = append(problems, Problem{File: file, Msg: err.Error()})
-				continue
+				ps = []Problem{{File: file, Msg: err.Error()}}
+			} else {
+				wf, ps = Parse(file, data)
 			}
-			wf, ps := Parse(file, data)
 			if len(ps) > 0 {
 				problems = append(problems, ps...)
+				// A broken override must not let the file it was meant to
+				// replace run in its place.
+				id := strings.TrimSuffix(name, ".md")
+				if prev, ok := byID[id]; ok {
+					delete(byID, id)
+					problems = append(problems, Problem{File: prev.Path, Msg: fmt.Sprintf("is not used either: %s, which overrides it, has errors", file)})
+				}
 				continue
 			}
 			if prev, ok := byID[wf.ID]; ok {

@@ -158,6 +158,21 @@ func TestLoadBothDirectoriesDocsmithOverrides(t *testing.T) {
 	}
 }
 
+func TestLoadBrokenOverrideDisablesBoth(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		".mintlify/workflows/links.md": {Data: []byte("---\nname: a\non:\n  cron: '0 9 * * 1'\nautomerge: true\n---\nbody\n")},
+		".docsmith/workflows/links.md": {Data: []byte("---\nname: a\non:\n  cron: '0 9 * * 1'\nautomerge: maybe\n---\nbody\n")},
+	}
+	wfs, ps := Load(fsys)
+	if len(wfs) != 0 {
+		t.Fatalf("workflows = %+v, want none", wfs)
+	}
+	if len(ps) != 2 || ps[0].File != ".docsmith/workflows/links.md" || ps[1].File != ".mintlify/workflows/links.md" || !strings.Contains(ps[1].Msg, "not used either") {
+		t.Fatalf("problems = %v", ps)
+	}
+}
+
 func TestLoadNoDirectories(t *testing.T) {
 	t.Parallel()
 	wfs, ps := Load(fstest.MapFS{"docs.json": {Data: []byte("{}")}})
