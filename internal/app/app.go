@@ -54,6 +54,7 @@ type Main struct {
 	backend  *Backend
 	turns    *assistant.TurnWriter
 	api      *httpapi.Server
+	ui       *dashboard.Handler
 	http     *http.Server
 	listener net.Listener
 	stopPool context.CancelFunc
@@ -116,6 +117,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = b.Close()
 		return fmt.Errorf("build the dashboard: %w", err)
 	}
+	m.ui = ui
 	// Turns are written behind the answers, several per transaction; the
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
@@ -228,6 +230,7 @@ func (m *Main) Addr() string { return m.listener.Addr().String() }
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.api.Drain()
 	m.api.StopEventStreams()
+	m.ui.StopStreams()
 	if m.stopPool != nil {
 		m.stopPool()
 	}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
@@ -55,6 +56,16 @@ type Handler struct {
 	Deps
 	pages map[string]*template.Template
 	mux   *http.ServeMux
+	// stopStreams is closed when the server shuts down: live job timelines
+	// end then rather than hold the shutdown up.
+	stopStreams chan struct{}
+	stopOnce    sync.Once
+}
+
+// StopStreams ends every live job timeline; the server calls it when it
+// begins to shut down.
+func (h *Handler) StopStreams() {
+	h.stopOnce.Do(func() { close(h.stopStreams) })
 }
 
 // Cookie names.
@@ -68,7 +79,7 @@ func New(d Deps) (*Handler, error) {
 	if d.EventPoll == 0 {
 		d.EventPoll = time.Second
 	}
-	h := &Handler{Deps: d, pages: map[string]*template.Template{}}
+	h := &Handler{Deps: d, pages: map[string]*template.Template{}, stopStreams: make(chan struct{})}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -254,6 +265,12 @@ func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request, name strin
 	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/ui", MaxAge: -1, HttpOnly: true, Secure: h.secure(r), SameSite: http.SameSiteStrictMode})
 }
 
+// flashes are the notices a redirect after an action may show, by code: a
+// link cannot make the dashboard show words of its own.
+var flashes = map[string]string{
+	"key-revoked": "The key was revoked; its sessions have ended.",
+}
+
 // layoutData is what every page's layout reads.
 type layoutData struct {
 	Title    string
@@ -271,7 +288,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, v *viewer, stat
 	if !ok {
 		return fmt.Errorf("no template %s", name)
 	}
-	d := layoutData{Title: title, Section: section, Page: page, Flash: r.URL.Query().Get("flash")}
+	d := layoutData{Title: title, Section: section, Page: page, Flash: flashes[r.URL.Query().Get("flash")]}
 	if v != nil {
 		d.CSRF, d.OrgID, d.Projects, d.Domains = v.session.CSRF, v.session.OrgID, v.projects, v.domains
 	}

@@ -37,6 +37,7 @@ type fixture struct {
 	acmeKeyID string
 	globexKey string
 	assistKey string
+	handler   *Handler
 }
 
 func (f *fixture) now() time.Time { return time.Unix(0, f.clock.Load()).UTC() }
@@ -88,6 +89,7 @@ func newFixture(t *testing.T, tls bool) *fixture {
 		EventPoll: 20 * time.Millisecond,
 	})
 	check(err)
+	f.handler = h
 	var srv *httptest.Server
 	if tls {
 		srv = httptest.NewTLSServer(h)

@@ -148,6 +148,8 @@ func (h *Handler) jobEvents(w http.ResponseWriter, r *http.Request, v *viewer) e
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-h.stopStreams:
+			return nil // the server shuts down: the browser reconnects to another
 		case <-changed:
 		case <-time.After(h.EventPoll):
 		case <-heartbeat.C:

@@ -255,6 +255,32 @@ func TestLiveTimeline(t *testing.T) {
 	}
 }
 
+// TestLiveTimelineEndsOnShutdown: an active job's open timeline ends when
+// the server begins to shut down, rather than hold the shutdown up until
+// the job settles.
+func TestLiveTimelineEndsOnShutdown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	csrf := csrfOf(t, b.get("/ui/settings"))
+	path := b.post("/ui/projects/acme-docs/jobs", url.Values{"csrf": {csrf}, "prompt": {"live"}}).header.Get("Location")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f.handler.StopStreams()
+	}()
+	done := make(chan page, 1)
+	go func() { done <- b.get(path + "/events") }()
+	select {
+	case ev := <-done:
+		if ev.status != http.StatusOK || strings.Contains(ev.body, "settled") {
+			t.Errorf("stream ended with %d %q, want a timeline cut short", ev.status, ev.body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the timeline of an active job kept streaming after StopStreams")
+	}
+}
+
 func TestSettings(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
@@ -280,6 +306,13 @@ func TestSettings(t *testing.T) {
 	}
 	if p := b.post("/ui/settings/keys", url.Values{"csrf": {csrf}, "kind": {"root"}}); p.status != http.StatusBadRequest {
 		t.Errorf("bad kind: %d", p.status)
+	}
+	// A notice comes from a fixed list: a link cannot put words in the page.
+	if p := b.get("/ui/settings?flash=Paste+your+key+at+evil.example"); strings.Contains(p.body, "evil.example") {
+		t.Error("the page shows a notice written in its link")
+	}
+	if p := b.get("/ui/settings?flash=key-revoked"); !strings.Contains(p.body, "The key was revoked") {
+		t.Error("the key-revoked notice is missing")
 	}
 	// Revoking the session's own key signs it out.
 	if p := b.post("/ui/settings/keys/"+f.acmeKeyID+"/revoke", url.Values{"csrf": {csrf}}); p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/login" {

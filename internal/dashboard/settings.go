@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/docsmith/docsmith/internal/apikey"
@@ -101,6 +100,6 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v *viewer) e
 		http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 		return nil
 	}
-	http.Redirect(w, r, "/ui/settings?flash="+url.QueryEscape("Key "+id+" revoked"), http.StatusSeeOther)
+	http.Redirect(w, r, "/ui/settings?flash=key-revoked", http.StatusSeeOther)
 	return nil
 }
