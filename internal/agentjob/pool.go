@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -216,13 +217,13 @@ func (p *Pool) runTurn(hardCtx context.Context, c Claim) {
 	job, err := p.store.GetJob(storeCtx, c.ProjectID, c.JobID)
 	if err != nil {
 		log.Error("load job for turn", "err", err)
-		p.finish(storeCtx, TurnEnd{Claim: c, Outcome: OutcomeFailed, Error: "the job could not be loaded"})
+		p.finish(storeCtx, p.loadFailed(c, "the job could not be loaded", err))
 		return
 	}
 	project, err := p.projects.GetProject(storeCtx, c.ProjectID)
 	if err != nil {
 		log.Error("load project for turn", "err", err)
-		p.finish(storeCtx, TurnEnd{Claim: c, Outcome: OutcomeFailed, Error: "the job's project could not be loaded"})
+		p.finish(storeCtx, p.loadFailed(c, "the job's project could not be loaded", err))
 		return
 	}
 	var msg Message
@@ -403,6 +404,16 @@ func (p *Pool) renew(ctx context.Context, l *turnLease, done chan<- struct{}) {
 
 // finish records how a turn ended: the reducer decides, the store applies,
 // and a job that changed meanwhile is read and decided again.
+// loadFailed ends a turn whose job or project could not be read: a store
+// that failed for a moment runs the turn again at the next poll (counted
+// against its attempts); one that is gone fails it.
+func (p *Pool) loadFailed(c Claim, what string, err error) TurnEnd {
+	if apperr.Is(err, apperr.NotFound) {
+		return TurnEnd{Claim: c, Outcome: OutcomeFailed, Error: what}
+	}
+	return TurnEnd{Claim: c, Outcome: OutcomeRetry, Error: what, RetryAt: p.now().Add(p.cfg.Poll)}
+}
+
 func (p *Pool) finish(ctx context.Context, te TurnEnd) {
 	c := te.Claim
 	if te.MaxAttempts == 0 {

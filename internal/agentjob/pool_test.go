@@ -1338,3 +1338,31 @@ func TestPoolStaleAttemptFenceFails(t *testing.T) {
 		t.Errorf("message = %+v, want still running as worker-2's attempt 2", m)
 	}
 }
+
+// flakyJobLoads fails the first GetJob of the pool, as a database that
+// answered nothing for a moment.
+type flakyJobLoads struct {
+	agentjob.Store
+	failed atomic.Bool
+}
+
+func (s *flakyJobLoads) GetJob(ctx context.Context, projectID, id string) (agentjob.Job, error) {
+	if s.failed.CompareAndSwap(false, true) {
+		return agentjob.Job{}, errors.New("database is locked")
+	}
+	return s.Store.GetJob(ctx, projectID, id)
+}
+
+// TestPoolJobLoadFailureRetries: a turn whose job could not be read for a
+// moment runs again, rather than failing the job for good.
+func TestPoolJobLoadFailureRetries(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.runner.on("edit", succeed(agentjob.TurnOutcome{Summary: "done"}))
+	e.startPoolWith(baseConfig(), &flakyJobLoads{Store: e.store}, time.Now)
+	job := e.create("edit")
+	done := e.waitStatus(job.ID, agentjob.Completed)
+	if m := done.Messages[0]; m.State != agentjob.TurnDone || m.Attempts != 2 {
+		t.Errorf("message = %+v, want done on attempt 2", m)
+	}
+}
