@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -74,6 +75,17 @@ func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, er
 			}
 		}
 		for i, t := range turns {
+			// A write retried after a commit whose answer was lost (a
+			// timeout during COMMIT) finds its turn already there.
+			if t.MessageID != "" {
+				err := tx.QueryRow(ctx, `SELECT seq FROM thread_turns WHERE thread_id = $1 AND message_id = $2`, t.ThreadID, t.MessageID).Scan(&seqs[i])
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("look for turn %s of thread %s: %w", t.MessageID, t.ThreadID, err)
+				}
+			}
 			if _, err := tx.Exec(ctx, `UPDATE threads SET updated_at = $1 WHERE id = $2`, utc(t.CreatedAt), t.ThreadID); err != nil {
 				return fmt.Errorf("touch thread %s: %w", t.ThreadID, err)
 			}

@@ -59,6 +59,13 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	return OpenWith(ctx, dir, Options{})
 }
 
+// uriPath escapes a file path for a "file:" URI: unescaped, a '#' or '?'
+// in the data directory's path would end the path there, and SQLite would
+// open another file than the one in the data directory.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -75,9 +82,9 @@ func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
-	writeDSN := "file:" + path + "?" + q.Encode() + "&_txlock=immediate"
+	writeDSN := "file:" + uriPath(path) + "?" + q.Encode() + "&_txlock=immediate"
 	q.Add("_pragma", "query_only(1)")
-	readDSN := "file:" + path + "?" + q.Encode()
+	readDSN := "file:" + uriPath(path) + "?" + q.Encode()
 
 	write, err := sql.Open("sqlite", writeDSN)
 	if err != nil {

@@ -2,6 +2,8 @@ package sqlite_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/docsmith/docsmith/internal/store/sqlite"
@@ -21,4 +23,29 @@ func TestStore(t *testing.T) {
 		})
 		return s
 	})
+}
+
+// TestDataDirWithURICharacters: a data directory whose path holds
+// characters that mean something in a URI keeps its database inside it.
+func TestDataDirWithURICharacters(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dir := filepath.Join(base, "docs#1?x=1 %41")
+	s, err := sqlite.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); err != nil {
+		t.Fatalf("the database is not in the data directory: %v", err)
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("files beside the data directory: %v", entries)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -60,6 +61,17 @@ func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, er
 	seqs := make([]int, len(turns))
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		for i, t := range turns {
+			// A write retried after a commit whose answer was lost finds
+			// its turn already there.
+			if t.MessageID != "" {
+				err := tx.QueryRowContext(ctx, `SELECT seq FROM thread_turns WHERE thread_id = ? AND message_id = ?`, t.ThreadID, t.MessageID).Scan(&seqs[i])
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("look for turn %s of thread %s: %w", t.MessageID, t.ThreadID, err)
+				}
+			}
 			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = ?`, t.ThreadID).Scan(&seqs[i]); err != nil {
 				return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
 			}

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestThreads(t *testing.T) {
 	for i := range 5 {
 		wg.Go(func() {
 			turn := assistant.Turn{
-				ThreadID: "thr_1", MessageID: "msg", FP: "user-7", Question: "q", Answer: "a [1]", Model: "extractive",
+				ThreadID: "thr_1", MessageID: "msg_" + strconv.Itoa(i), FP: "user-7", Question: "q", Answer: "a [1]", Model: "extractive",
 				Status: assistant.TurnAnswered, CreatedAt: at.Add(time.Duration(i+1) * time.Minute),
 				Sources:       []assistant.TurnSource{{ID: "src_1", URL: "https://d.example/a", Title: "A", Path: "a", Score: 0.5}},
 				RetrievalTime: 1500 * time.Microsecond, FirstTextTime: 2 * time.Millisecond, TotalTime: 3 * time.Second,

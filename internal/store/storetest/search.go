@@ -44,7 +44,7 @@ func searchCases() []testCase {
 	for i, c := range cases {
 		cases[i].fn = func(t *testing.T, s Store) { c.fn(t, inMemory(s)) }
 	}
-	return append(cases, testCase{"Threads", testThreads})
+	return cases
 }
 
 // memoryStore is a store whose searches run in memory.
@@ -492,6 +492,16 @@ func testThreads(t *testing.T, s Store) {
 	}
 	if turns, err := s.RecentTurns(ctx, "thr_3", 5); err != nil || len(turns) != 2 || turns[0].MessageID != "msg_b" || turns[1].MessageID != "msg_c" {
 		t.Errorf("RecentTurns after a batch: %+v, %v", turns, err)
+	}
+	// A batch written again (its first commit's answer was lost) stores
+	// nothing twice and answers the same turn numbers.
+	seqs, err = s.AddTurns(ctx, []assistant.Turn{b1, b2})
+	must(t, err, "AddTurns again")
+	if !slices.Equal(seqs, []int{1, 2}) {
+		t.Errorf("AddTurns again seqs = %v, want [1 2]", seqs)
+	}
+	if turns, err := s.RecentTurns(ctx, "thr_3", 5); err != nil || len(turns) != 2 {
+		t.Errorf("a batch written twice holds %d turns (%v), want 2", len(turns), err)
 	}
 
 	got, err = s.GetThread(ctx, "thr_1")
