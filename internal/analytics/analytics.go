@@ -146,7 +146,8 @@ const (
 	DefaultPageSize = 50
 	MaxPageSize     = 500
 	// MaxScanTurns bounds the turns insights and gaps read at once; a
-	// longer range is cut to its newest part (and says so).
+	// longer range is cut to its newest part (and says so). Gaps then
+	// groups at most MaxGapQuestions of the flagged ones, the newest.
 	MaxScanTurns = 200_000
 )
 

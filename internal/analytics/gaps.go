@@ -54,6 +54,15 @@ const maxGapQuestions = 20
 // labelTerms is how many terms name a gap.
 const labelTerms = 3
 
+// MaxGapQuestions bounds the flagged questions Gaps groups: over a range
+// with more, the newest are grouped and the older left out.
+const MaxGapQuestions = 10_000
+
+// maxGroupTerms bounds the key terms of one question that grouping
+// compares (its first ones), so that a very long question costs no more
+// than a short one.
+const maxGroupTerms = 24
+
 // Gaps returns the domain's content gaps over r, the most asked first,
 // each with the jobs started from it.
 //
@@ -70,6 +79,10 @@ const labelTerms = 3
 //     single key term and the other has it too;
 //   - groups are the connected sets of that relation; a group is named by
 //     its three most frequent terms (ties alphabetical), which is its key.
+//
+// Only the newest MaxGapQuestions flagged questions of the range are
+// grouped, and of each question only its first maxGroupTerms key terms
+// are compared.
 func (s *Service) Gaps(ctx context.Context, domain string, r Range) ([]Gap, error) {
 	if err := CheckRange(r); err != nil {
 		return nil, err
@@ -131,50 +144,23 @@ func reasonsFor(t TurnRecord, lowScore float64) []string {
 func groupGaps(turns []TurnRecord, lowScore float64) []Gap {
 	var qs []flagged
 	for _, t := range turns {
-		rs := reasonsFor(t, lowScore)
-		if len(rs) == 0 {
-			continue
-		}
-		terms, surface := keyTerms(t.Question)
-		qs = append(qs, flagged{turn: t, reasons: rs, terms: terms, words: surface, top: t.TopPage()})
-	}
-	// Union-find over the questions, joined through the terms they share.
-	parent := make([]int, len(qs))
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	byTerm := map[string][]int{}
-	for i, q := range qs {
-		for _, term := range q.terms {
-			byTerm[term] = append(byTerm[term], i)
+		if rs := reasonsFor(t, lowScore); len(rs) > 0 {
+			qs = append(qs, flagged{turn: t, reasons: rs})
 		}
 	}
-	for i, q := range qs {
-		shared := map[int]int{}
-		for _, term := range q.terms {
-			for _, j := range byTerm[term] {
-				if j < i {
-					shared[j]++
-				}
-			}
-		}
-		for j, n := range shared {
-			if sameNeed(q, qs[j], n) {
-				parent[find(i)] = find(j)
-			}
-		}
+	if len(qs) > MaxGapQuestions {
+		// Turns come oldest first: keep the newest.
+		qs = qs[len(qs)-MaxGapQuestions:]
 	}
+	for i := range qs {
+		qs[i].terms, qs[i].words = keyTerms(qs[i].turn.Question)
+		qs[i].top = qs[i].turn.TopPage()
+	}
+	groupOf := joinSameNeeds(qs)
 	groups := map[int][]int{}
 	var roots []int
 	for i := range qs {
-		r := find(i)
+		r := groupOf[i]
 		if _, ok := groups[r]; !ok {
 			roots = append(roots, r)
 		}
@@ -196,18 +182,93 @@ func groupGaps(turns []TurnRecord, lowScore float64) []Gap {
 	return gaps
 }
 
-func sameNeed(a, b flagged, shared int) bool {
-	switch {
-	case shared >= 2:
-		return true
-	case shared == 1 && a.top != "" && a.top == b.top:
-		return true
-	case shared == 1 && a.turn.ThreadID == b.turn.ThreadID:
-		return true
-	case shared == 1 && (len(a.terms) == 1 || len(b.terms) == 1):
-		return true
+// needKey is what two questions of one need have in common: a pair of key
+// terms (a < b), a term and a top page, a term and a conversation, or the
+// term of a one-term question.
+type needKey struct {
+	kind byte
+	a, b string
+}
+
+const (
+	keyPair byte = iota
+	keyPage
+	keyThread
+	keySingle
+)
+
+// joinSameNeeds returns, for each question, the index of a question that
+// stands for its need (the same for all the questions of one need). Rather than comparing questions pairwise, each question lists
+// the keys it would share with another question of the same need, and is
+// joined to the first question that holds each key: O(N·k²) for N
+// questions of up to k (maxGroupTerms) key terms each.
+func joinSameNeeds(qs []flagged) []int {
+	parent := make([]int, len(qs))
+	for i := range parent {
+		parent[i] = i
 	}
-	return false
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	union := func(i, j int) {
+		if ri, rj := find(i), find(j); ri != rj {
+			parent[ri] = rj
+		}
+	}
+	holder := map[needKey]int{}
+	join := func(i int, k needKey) {
+		if j, ok := holder[k]; ok {
+			union(i, j)
+			return
+		}
+		holder[k] = i
+	}
+	// A one-term question is the same need as every question with its
+	// term, whichever came first: find the first one-term question of each
+	// term before joining.
+	single := map[string]int{}
+	for i, q := range qs {
+		if len(q.terms) == 1 {
+			if _, ok := single[q.terms[0]]; !ok {
+				single[q.terms[0]] = i
+			}
+		}
+	}
+	for i, q := range qs {
+		terms := groupTerms(q)
+		for x, t := range terms {
+			if j, ok := single[t]; ok {
+				union(i, j)
+			}
+			if q.top != "" {
+				join(i, needKey{kind: keyPage, a: t, b: q.top})
+			}
+			join(i, needKey{kind: keyThread, a: t, b: q.turn.ThreadID})
+			for _, u := range terms[x+1:] {
+				a, b := t, u
+				if b < a {
+					a, b = b, a
+				}
+				join(i, needKey{kind: keyPair, a: a, b: b})
+			}
+		}
+	}
+	for i := range parent {
+		parent[i] = find(i)
+	}
+	return parent
+}
+
+// groupTerms returns the key terms of q that grouping compares.
+func groupTerms(q flagged) []string {
+	if len(q.terms) > maxGroupTerms {
+		return q.terms[:maxGroupTerms]
+	}
+	return q.terms
 }
 
 func makeGap(qs []flagged, members []int) Gap {

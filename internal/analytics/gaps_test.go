@@ -1,7 +1,10 @@
 package analytics
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,5 +138,174 @@ func TestCursorRoundTrip(t *testing.T) {
 	}
 	if c, err := DecodeCursor(""); c != nil || err != nil {
 		t.Errorf("empty cursor = %v, %v", c, err)
+	}
+}
+
+// gapTurns returns n flagged questions drawn from a small vocabulary, so
+// that common terms are shared by many of them, and (one word in two when
+// rare > 0) from rare words, over a few pages and conversations, one
+// minute apart, oldest first.
+func gapTurns(n int, seed uint64, rare int) []TurnRecord {
+	vocab := []string{"webhook", "secret", "rotate", "login", "okta", "saml", "terraform", "provider",
+		"cursor", "pagination", "retry", "timeout", "deploy", "preview", "domain", "billing",
+		"invoice", "export", "import", "search", "index", "token", "scope", "audit"}
+	pages := []string{"", "auth/sso", "api/webhooks", "deploy/previews", "billing"}
+	rnd := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	turns := make([]TurnRecord, 0, n)
+	for i := range n {
+		k := 1 + rnd.IntN(4)
+		ws := make([]string, k)
+		for j := range ws {
+			ws[j] = vocab[rnd.IntN(len(vocab))]
+			if rare > 0 && rnd.IntN(2) == 0 {
+				ws[j] = "topic" + strconv.Itoa(rnd.IntN(rare))
+			}
+		}
+		t := TurnRecord{
+			ThreadID:  "thr_" + strconv.Itoa(rnd.IntN(n/3+1)),
+			Seq:       i + 1,
+			Question:  "how do I " + strings.Join(ws, " ") + "?",
+			Status:    assistant.TurnNotCovered,
+			CreatedAt: t0.Add(time.Duration(i) * time.Minute),
+		}
+		if p := pages[rnd.IntN(len(pages))]; p != "" {
+			t.Status = assistant.TurnAnswered
+			t.Sources = []assistant.TurnSource{{Path: p, Score: 0.1}}
+		}
+		turns = append(turns, t)
+	}
+	return turns
+}
+
+// pairwiseNeeds is the grouping rule applied to every pair of questions:
+// the reference the keyed grouping must agree with.
+func pairwiseNeeds(qs []flagged) []int {
+	parent := make([]int, len(qs))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if parent[i] != i {
+			parent[i] = find(parent[i])
+		}
+		return parent[i]
+	}
+	for i, a := range qs {
+		for j := range i {
+			b := qs[j]
+			shared := 0
+			for _, t := range a.terms {
+				if slices.Contains(b.terms, t) {
+					shared++
+				}
+			}
+			same := shared >= 2 ||
+				shared == 1 && a.top != "" && a.top == b.top ||
+				shared == 1 && a.turn.ThreadID == b.turn.ThreadID ||
+				shared == 1 && (len(a.terms) == 1 || len(b.terms) == 1)
+			if same {
+				parent[find(i)] = find(j)
+			}
+		}
+	}
+	return parent
+}
+
+// partition names each question's group by its first member.
+func partition(parent []int) []int {
+	find := func(i int) int {
+		for parent[i] != i {
+			i = parent[i]
+		}
+		return i
+	}
+	first := map[int]int{}
+	out := make([]int, len(parent))
+	for i := range parent {
+		r := find(i)
+		if _, ok := first[r]; !ok {
+			first[r] = i
+		}
+		out[i] = first[r]
+	}
+	return out
+}
+
+func flaggedOf(turns []TurnRecord) []flagged {
+	qs := make([]flagged, 0, len(turns))
+	for _, t := range turns {
+		terms, surface := keyTerms(t.Question)
+		qs = append(qs, flagged{turn: t, reasons: reasonsFor(t, DefaultLowScore), terms: terms, words: surface, top: t.TopPage()})
+	}
+	return qs
+}
+
+func TestJoinSameNeedsMatchesPairwiseRule(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(8) {
+		for _, c := range []struct{ n, rare int }{{2, 0}, {30, 0}, {300, 0}, {300, 400}, {600, 2000}} {
+			n := c.n
+			qs := flaggedOf(gapTurns(n, seed, c.rare))
+			got, want := partition(joinSameNeeds(qs)), partition(pairwiseNeeds(qs))
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d, %d questions: groups %v, pairwise rule %v", seed, n, got, want)
+			}
+		}
+	}
+}
+
+func TestGroupGapsKeepsTheNewestQuestions(t *testing.T) {
+	t.Parallel()
+	turns := gapTurns(2*MaxGapQuestions, 1, 0)
+	gaps := groupGaps(turns, DefaultLowScore)
+	total := 0
+	oldest := time.Time{}
+	for _, g := range gaps {
+		total += g.Count
+		for _, q := range g.Questions {
+			if oldest.IsZero() || q.AskedAt.Before(oldest) {
+				oldest = q.AskedAt
+			}
+		}
+	}
+	if total != MaxGapQuestions {
+		t.Errorf("grouped %d questions, want the newest %d", total, MaxGapQuestions)
+	}
+	if cut := turns[len(turns)-MaxGapQuestions].CreatedAt; oldest.Before(cut) {
+		t.Errorf("a gap lists a question asked %s, before the newest %d (from %s)", oldest, MaxGapQuestions, cut)
+	}
+	// The newest questions group as they would alone.
+	alone := groupGaps(turns[len(turns)-MaxGapQuestions:], DefaultLowScore)
+	if len(alone) != len(gaps) {
+		t.Errorf("%d gaps, %d when grouping only the newest", len(gaps), len(alone))
+	}
+}
+
+func TestGroupGapsLongQuestion(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "term%d ", i)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	turns := []TurnRecord{
+		turn(b.String(), assistant.TurnNotCovered, 0, "", "", t0),
+		turn("term0 term1 setup", assistant.TurnNotCovered, 0, "", "", t0),
+	}
+	gaps := groupGaps(turns, DefaultLowScore)
+	if len(gaps) != 1 || gaps[0].Count != 2 {
+		t.Errorf("gaps = %+v, want the two questions as one need", gaps)
+	}
+}
+
+// BenchmarkGroupGaps groups 20,000 flagged questions that share common
+// terms (of which the newest MaxGapQuestions are grouped).
+func BenchmarkGroupGaps(b *testing.B) {
+	turns := gapTurns(20_000, 1, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		groupGaps(turns, DefaultLowScore)
 	}
 }

@@ -148,7 +148,7 @@ func (h *Handler) gapsPage(w http.ResponseWriter, r *http.Request, v *viewer) er
 	}
 	view := gapsView{Domain: d, Filter: f}
 	for _, g := range gaps {
-		gv := gapView{Gap: g, NewJob: "/ui/projects/" + url.PathEscape(d.ProjectID) + "/jobs?" + url.Values{"domain": {d.ID}, "gap": {g.Key}}.Encode() + "#new-job"}
+		gv := gapView{Gap: g, NewJob: newJobFromGap(d, g.Key, f)}
 		for _, l := range g.Jobs {
 			jv := gapJobView{GapJob: l}
 			job, err := h.Jobs.Get(ctx, l.ProjectID, l.JobID)
@@ -163,6 +163,20 @@ func (h *Handler) gapsPage(w http.ResponseWriter, r *http.Request, v *viewer) er
 		view.Gaps = append(view.Gaps, gv)
 	}
 	return h.render(w, r, v, http.StatusOK, "gaps", "Content gaps · "+d.ID, "gaps:"+d.ID, view)
+}
+
+// newJobFromGap is the URL of the new-job form drafted from the gap key
+// of d, found over the page's range: the form finds the gap again over the
+// same range, where it has the same key.
+func newJobFromGap(d tenant.Domain, key string, f filterView) string {
+	q := url.Values{"domain": {d.ID}, "gap": {key}}
+	if f.From != "" {
+		q.Set("from", f.From)
+	}
+	if f.To != "" {
+		q.Set("to", f.To)
+	}
+	return "/ui/projects/" + url.PathEscape(d.ProjectID) + "/jobs?" + q.Encode() + "#new-job"
 }
 
 // exportCSV writes the conversations (kind=conversations, one row per turn)

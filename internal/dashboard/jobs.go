@@ -131,7 +131,9 @@ func nextQuery(q url.Values, c analytics.Cursor) string {
 }
 
 // draftFromGap finds the gap of the domain and drafts the job's prompt. The
-// domain must be the viewer's and over this project.
+// domain must be the viewer's and over this project. The gap is looked for
+// over the request's from/to, the range of the gaps page that linked here
+// (a gap's key depends on the questions of its range).
 func (h *Handler) draftFromGap(r *http.Request, v *viewer, p tenant.Project, domainID, key string) (draftView, error) {
 	d, err := h.domain(r.Context(), v, domainID)
 	if err != nil {
@@ -140,7 +142,11 @@ func (h *Handler) draftFromGap(r *http.Request, v *viewer, p tenant.Project, dom
 	if d.ProjectID != p.ID {
 		return draftView{}, apperr.New(apperr.Invalid, "domain %q answers from project %q, not %q", d.ID, d.ProjectID, p.ID)
 	}
-	gaps, err := h.Analytics.Gaps(r.Context(), d.ID, analytics.Range{})
+	_, rng, err := readFilter(r)
+	if err != nil {
+		return draftView{}, err
+	}
+	gaps, err := h.Analytics.Gaps(r.Context(), d.ID, rng)
 	if err != nil {
 		return draftView{}, err
 	}

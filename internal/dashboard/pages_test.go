@@ -172,6 +172,75 @@ func TestGapToJob(t *testing.T) {
 	}
 }
 
+// TestGapToJobOverARange: on a gaps page filtered by date, where a gap's
+// key differs from the one it has over all time, Gap → job drafts the job
+// from the gap shown and starting the job links it to that gap.
+func TestGapToJobOverARange(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	ctx := t.Context()
+	// Three days before, the same need asked about expiry: over all time
+	// the gap is named by "expiry", over today by "rotate".
+	old := f.now().Add(-72 * time.Hour)
+	for _, id := range []string{"thr_exp1", "thr_exp2", "thr_exp3"} {
+		if err := f.store.CreateThread(ctx, assistant.Thread{ID: id, Domain: "tern", OrgID: "acme", FP: "anonymous", CreatedAt: old, UpdatedAt: old}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.store.AddTurn(ctx, assistant.Turn{ThreadID: id, MessageID: id + "_m1", FP: "anonymous", Question: "Do webhook secrets have an expiry?",
+			Answer: "not covered", Model: "extractive", Status: assistant.TurnNotCovered, CreatedAt: old}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addQuestions(t, f)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	if all := b.get("/ui/domains/tern/gaps"); !strings.Contains(all.body, "gap=expiry%2bsecret%2bwebhook") && !strings.Contains(all.body, "gap=expiry%2Bsecret%2Bwebhook") {
+		t.Fatalf("over all time the gap is not named by expiry:\n%s", all.body)
+	}
+	day := f.now().Format(time.DateOnly)
+	gaps := b.get("/ui/domains/tern/gaps?from=" + day)
+	m := gapLink.FindStringSubmatch(gaps.body)
+	if m == nil {
+		t.Fatalf("no Gap → job link:\n%s", gaps.body)
+	}
+	link := strings.ReplaceAll(m[1], "&amp;", "&")
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Query().Get("gap"); got != "rotate+secret+webhook" {
+		t.Fatalf("the gap over %s is %q, want rotate+secret+webhook", day, got)
+	}
+	form := b.get(link)
+	if form.status != http.StatusOK || !strings.Contains(form.body, "- How do I rotate webhook secrets?") || strings.Contains(form.body, "expiry?") {
+		t.Fatalf("the new-job form is not drafted from the gap shown: %d\n%s", form.status, form.body)
+	}
+	hidden := regexp.MustCompile(`name="(domain|gap|idem)" value="([^"]*)"`).FindAllStringSubmatch(form.body, -1)
+	vals := url.Values{"csrf": {csrfOf(t, form)}, "prompt": {"Write a page on rotating webhook secrets."}}
+	for _, h := range hidden {
+		vals.Set(h[1], html.UnescapeString(h[2]))
+	}
+	created := b.post("/ui/projects/acme-docs/jobs", vals)
+	if created.status != http.StatusSeeOther {
+		t.Fatalf("create: %d\n%s", created.status, created.body)
+	}
+	jobID := strings.TrimPrefix(created.header.Get("Location"), "/ui/projects/acme-docs/jobs/")
+	links, err := f.store.GapJobs(ctx, "tern")
+	if err != nil || len(links) != 1 || links[0].JobID != jobID || links[0].GapKey != "rotate+secret+webhook" {
+		t.Fatalf("gap links = %+v, %v", links, err)
+	}
+	if again := b.get("/ui/domains/tern/gaps?from=" + day); !strings.Contains(again.body, "/ui/projects/acme-docs/jobs/"+jobID) {
+		t.Errorf("the gap does not show its job over the range:\n%s", again.body)
+	}
+	// A range the gap is not in is a clear 404, a malformed one a 400.
+	if p := b.get("/ui/projects/acme-docs/jobs?domain=tern&gap=rotate%2Bsecret%2Bwebhook&to=" + old.Format(time.DateOnly)); p.status != http.StatusNotFound {
+		t.Errorf("a gap outside the range: %d", p.status)
+	}
+	if p := b.get("/ui/projects/acme-docs/jobs?domain=tern&gap=rotate%2Bsecret%2Bwebhook&from=yesterday"); p.status != http.StatusBadRequest {
+		t.Errorf("a malformed from: %d", p.status)
+	}
+}
+
 func TestJobPages(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
