@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -69,41 +69,11 @@ func (s *Store) searchChannel() string { return channelName("search." + s.schema
 // may have changed meanwhile). ready, if not nil, is closed once it first
 // listens.
 func (s *Store) WatchSearch(ctx context.Context, changed func(domain string), ready chan<- struct{}) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := s.watchSearchOnce(ctx, changed, &ready)
-		if ctx.Err() != nil {
-			return
+	var once sync.Once
+	s.listen(ctx, s.searchChannel(), "search index changes", func() {
+		changed("")
+		if ready != nil {
+			once.Do(func() { close(ready) })
 		}
-		s.log.Warn("listening for search index changes failed; retrying", "in", backoff, "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
-}
-
-func (s *Store) watchSearchOnce(ctx context.Context, changed func(string), ready *chan<- struct{}) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{s.searchChannel()}.Sanitize()); err != nil {
-		return err
-	}
-	changed("")
-	if *ready != nil {
-		close(*ready)
-		*ready = nil
-	}
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		changed(n.Payload)
-	}
+	}, changed)
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -118,50 +117,20 @@ func (g *Signals) send(ctx context.Context) {
 }
 
 func (g *Signals) listen(ctx context.Context) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := g.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		g.log.Warn("listening for other processes' signals failed; retrying", "in", backoff, "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
-}
-
-// listenOnce holds one connection of its own (LISTEN is per session) and
-// delivers what it hears until the connection fails or ctx ends.
-func (g *Signals) listenOnce(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, g.store.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{g.store.channel}.Sanitize()); err != nil {
-		return err
-	}
-	g.once.Do(func() { close(g.listening) })
-	// Anything sent while we were not listening is lost: wake the workers,
-	// who will look at the queue. Streams poll on their own.
-	g.hub.Deliver(agentjob.Signal{Kind: agentjob.SignalTurnQueued})
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
+	g.store.listen(ctx, g.store.channel, "other processes' signals", func() {
+		g.once.Do(func() { close(g.listening) })
+		// Anything sent while we were not listening is lost: wake the
+		// workers, who will look at the queue. Streams poll on their own.
+		g.hub.Deliver(agentjob.Signal{Kind: agentjob.SignalTurnQueued})
+	}, func(text string) {
 		var p payload
-		if err := json.Unmarshal([]byte(n.Payload), &p); err != nil {
-			g.log.Warn("ignoring a malformed signal", "channel", n.Channel, "err", err)
-			continue
+		if err := json.Unmarshal([]byte(text), &p); err != nil {
+			g.log.Warn("ignoring a malformed signal", "channel", g.store.channel, "err", err)
+			return
 		}
 		if p.Origin == g.origin {
-			continue
+			return
 		}
 		g.hub.Deliver(agentjob.Signal{Kind: p.Kind, JobID: p.JobID})
-	}
+	})
 }
