@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/docsmith/docsmith/internal/analytics"
 )
 
 // analyticsCommand runs 'docsmith analytics stats|conversations|gaps|feedback':
@@ -80,7 +81,7 @@ func analyticsCommand(ctx context.Context, sub string, args []string, env Env) e
 			for _, d := range in.PerDay {
 				rows = append(rows, []string{d.Day, strconv.Itoa(d.Questions), strconv.Itoa(d.NotCovered)})
 			}
-			return writeCSV(env.Stdout, rows)
+			return analytics.WriteCSV(env.Stdout, rows)
 		}
 		fmt.Fprintf(env.Stdout, "questions     %d\nnot covered   %d (%.1f%%)\nfeedback      %d up, %d down\n\n",
 			in.Questions, in.NotCovered, 100*in.NotCoveredShare, in.FeedbackUp, in.FeedbackDown)
@@ -200,7 +201,7 @@ func (a analyticsClient) list(ctx context.Context, what, field string, q url.Val
 		for _, it := range items {
 			rows = append(rows, row(it))
 		}
-		return writeCSV(w, rows)
+		return analytics.WriteCSV(w, rows)
 	}
 	upper := make([]string, len(header))
 	for i, h := range header {
@@ -243,31 +244,6 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// writeCSV writes rows; a cell a spreadsheet would run as a formula gets a
-// leading quote, since questions come from anyone.
-func writeCSV(w io.Writer, rows [][]string) error {
-	cw := csv.NewWriter(w)
-	for _, r := range rows {
-		safe := make([]string, len(r))
-		for i, cell := range r {
-			safe[i] = CSVSafe(cell)
-		}
-		if err := cw.Write(safe); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// CSVSafe defuses a cell that starts like a spreadsheet formula.
-func CSVSafe(cell string) string {
-	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
-		return "'" + cell
-	}
-	return cell
 }
 
 func writeIndented(w io.Writer, raw json.RawMessage) error {

@@ -1,8 +1,6 @@
 package dashboard
 
 import (
-	"encoding/csv"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -222,34 +220,11 @@ func (h *Handler) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer) e
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+d.ID+"-"+kind+`.csv"`)
-	if err := writeCSV(w, rows); err != nil {
+	if err := analytics.WriteCSV(w, rows); err != nil {
 		// The status is sent: the client went away mid-file.
 		h.Log.InfoContext(ctx, "csv export cut short", "domain", d.ID, "err", err)
 	}
 	return nil
-}
-
-func writeCSV(w io.Writer, rows [][]string) error {
-	cw := csv.NewWriter(w)
-	for _, row := range rows {
-		for i := range row {
-			row[i] = csvSafe(row[i])
-		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// csvSafe defuses a cell a spreadsheet would run as a formula: readers
-// write the questions.
-func csvSafe(cell string) string {
-	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
-		return "'" + cell
-	}
-	return cell
 }
 
 func csvTime(t time.Time) string {
