@@ -61,11 +61,11 @@ func (a *Answer) onTopic(ctx context.Context, ps []passage) []passage {
 // its index, on a site of a few pages at least. A failed count leaves a
 // term uncommon: the check is then only stricter than it needs to be.
 func (s *Service) commonTerms(ctx context.Context, domain string, terms []string) map[string]bool {
-	pages, err := s.index.PageHashes(ctx, domain)
-	if err != nil || len(pages) < minPagesForCommon {
+	pages, err := s.pageCount(ctx, domain)
+	if err != nil || pages < minPagesForCommon {
 		return nil
 	}
-	enough := min(len(pages)/2+1, maxCommonPages)
+	enough := min(pages/2+1, maxCommonPages)
 	common := map[string]bool{}
 	for _, w := range terms {
 		hits, err := s.index.Search(ctx, domain, search.Query{
@@ -113,10 +113,26 @@ var genericWords = func() map[string]bool {
 // when a question found nothing; an error counts as indexed, so that the
 // reader is told the usual "not covered" rather than a wrong reason.
 func (s *Service) indexed(ctx context.Context, domain string) bool {
-	pages, err := s.index.PageHashes(ctx, domain)
+	pages, err := s.pageCount(ctx, domain)
 	if err != nil {
 		s.log.WarnContext(ctx, "read the domain's indexed pages", "domain", domain, "err", err)
 		return true
 	}
-	return len(pages) > 0
+	return pages > 0
+}
+
+// pageCounter is an index that knows how many pages a domain has without
+// reading them from the store (search.Memory counts the index it holds).
+type pageCounter interface {
+	PageCount(ctx context.Context, domain string) (int, error)
+}
+
+// pageCount is how many pages the domain's index holds. Answers ask it, so
+// an index held in memory answers it rather than the store.
+func (s *Service) pageCount(ctx context.Context, domain string) (int, error) {
+	if c, ok := s.index.(pageCounter); ok {
+		return c.PageCount(ctx, domain)
+	}
+	pages, err := s.index.PageHashes(ctx, domain)
+	return len(pages), err
 }

@@ -101,6 +101,16 @@ func (m *Memory) Page(ctx context.Context, domain, path string) (PageText, error
 	return m.src.Page(ctx, domain, path)
 }
 
+// PageCount is how many pages of the domain have passages, counted in the
+// index held in memory (loaded if it is not).
+func (m *Memory) PageCount(ctx context.Context, domain string) (int, error) {
+	di, err := m.index(ctx, domain)
+	if err != nil {
+		return 0, fmt.Errorf("count the pages of %s: %w", domain, err)
+	}
+	return len(di.pages), nil
+}
+
 // Changed tells the Memory that the domain's index may have changed (every
 // domain's, for ""): the next search checks the store's version.
 func (m *Memory) Changed(domain string) {

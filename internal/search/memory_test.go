@@ -271,3 +271,26 @@ func TestMemoryServesHeldIndexWhileStoreFails(t *testing.T) {
 		t.Fatal("a domain never loaded searched without its store")
 	}
 }
+
+// TestMemoryPageCount counts a domain's pages in the index held in memory,
+// loading it once, and sees a re-index.
+func TestMemoryPageCount(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := newMemSource()
+	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
+	if n, err := m.PageCount(ctx, "d"); err != nil || n != 0 {
+		t.Fatalf("an empty domain has %d pages (%v)", n, err)
+	}
+	if err := m.ReplacePages(ctx, "d", []Chunk{textChunk("p", "teapot"), textChunk("q", "kettle")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if n, err := m.PageCount(ctx, "d"); err != nil || n != 2 {
+			t.Fatalf("pages = %d (%v), want 2", n, err)
+		}
+	}
+	if got := src.loaded("d"); got != 2 {
+		t.Errorf("loads = %d, want one before and one after the re-index", got)
+	}
+}
