@@ -22,6 +22,7 @@ import (
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
+	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
 )
@@ -167,11 +168,11 @@ func (b *Backend) Ping(ctx context.Context) error {
 	if b.Postgres != nil {
 		if err := b.Postgres.Ping(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("postgres: %w", err))
-			problems = append(problems, "the database (PostgreSQL) "+storeProblem(err, postgres.ErrWritesFail, postgres.IsDiskFull))
+			problems = append(problems, "the database (PostgreSQL) "+storeProblem(err, postgres.IsDiskFull))
 		}
 	} else if err := b.Local.Ping(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("sqlite: %w", err))
-		problems = append(problems, "the database (SQLite) "+storeProblem(err, sqlite.ErrWritesFail, sqlite.IsDiskFull))
+		problems = append(problems, "the database (SQLite) "+storeProblem(err, sqlite.IsDiskFull))
 	}
 	if b.redis != nil {
 		if err := b.redis.Ping(ctx); err != nil {
@@ -186,11 +187,11 @@ func (b *Backend) Ping(ctx context.Context) error {
 }
 
 // storeProblem says how a database failed its readiness check.
-func storeProblem(err, writesFail error, diskFull func(error) bool) string {
+func storeProblem(err error, diskFull func(error) bool) string {
 	switch {
 	case diskFull(err):
 		return "cannot be written: its disk is full"
-	case errors.Is(err, writesFail):
+	case errors.Is(err, writehealth.ErrWritesFail):
 		return "answers but cannot be written (the server log has the cause)"
 	}
 	return "does not answer"

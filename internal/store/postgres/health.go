@@ -5,52 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/store/writehealth"
 )
-
-// ErrWritesFail: the database answers but cannot be written.
-var ErrWritesFail = errors.New("the database cannot be written")
 
 // diskFullMessage is what a client sees when a write met a full disk.
 const diskFullMessage = "the database server's disk is full: nothing was stored; retry once an operator has freed space"
-
-// health remembers the last write that failed for a reason of the
-// database's own (a full disk, an I/O error), until Ping's probe writes.
-type health struct {
-	mu    sync.Mutex
-	fault error
-}
-
-func (h *health) set(err error) {
-	h.mu.Lock()
-	h.fault = err
-	h.mu.Unlock()
-}
-
-func (h *health) get() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.fault
-}
 
 // noteWrite records a write that failed for a reason of the database's
 // own and returns its error, a full disk turned into an apperr StorageFull
 // error that says so. Other errors leave the store's health as it was.
 func (s *Store) noteWrite(err error) error {
-	if err == nil || !storageFault(err) {
-		return err
-	}
-	s.health.set(err)
-	if IsDiskFull(err) {
-		return apperr.Wrap(err, apperr.StorageFull, diskFullMessage)
-	}
-	return err
+	return s.health.Note(err, storageFault, IsDiskFull, diskFullMessage)
 }
 
 // IsDiskFull reports whether err comes from a full disk: SQLSTATE 53100
@@ -89,14 +59,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		return err
 	}
-	if s.health.get() == nil {
+	if !s.health.Faulty() {
 		return nil
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO health_probe (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`, time.Now().UTC())
 	if err != nil {
 		s.noteWrite(err) //nolint:errcheck // the fault is what Ping reports
-		return fmt.Errorf("%w: %w", ErrWritesFail, err)
+		return fmt.Errorf("%w: %w", writehealth.ErrWritesFail, err)
 	}
-	s.health.set(nil)
+	s.health.Clear()
 	return nil
 }

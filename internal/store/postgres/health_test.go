@@ -36,7 +36,7 @@ func TestWriteFaults(t *testing.T) {
 			t.Parallel()
 			s := &Store{}
 			err := s.noteWrite(fmt.Errorf("insert org: %w", tt.err))
-			if got := s.health.get() != nil; got != tt.fault {
+			if got := s.health.Faulty(); got != tt.fault {
 				t.Errorf("unhealthy = %v, want %v", got, tt.fault)
 			}
 			if got := apperr.Is(err, apperr.StorageFull); got != tt.diskFull {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -46,7 +47,7 @@ type Store struct {
 	schema  string // the schema the tables live in: the first of search_path
 	dbName  string
 	channel string // the LISTEN/NOTIFY channel of this schema's replicas
-	health  health
+	health  writehealth.Tracker
 }
 
 var (

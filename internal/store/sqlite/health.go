@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"syscall"
 	"time"
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/store/writehealth"
 )
 
 // MarkerName is the file written beside the database when it is created.
@@ -26,30 +25,8 @@ const MarkerName = "docsmith-database.created"
 // ErrDatabaseLost: the data directory once held a database that is gone.
 var ErrDatabaseLost = errors.New("the data directory held a database that is gone")
 
-// ErrWritesFail: the database answers but cannot be written.
-var ErrWritesFail = errors.New("the database cannot be written")
-
 // diskFullMessage is what a client sees when a write met a full disk.
 const diskFullMessage = "the server's disk is full: nothing was stored; retry once an operator has freed space"
-
-// health remembers the last write that failed for a reason of the store's
-// own (a full disk, an I/O error), until a write succeeds again.
-type health struct {
-	mu    sync.Mutex
-	fault error
-}
-
-func (h *health) set(err error) {
-	h.mu.Lock()
-	h.fault = err
-	h.mu.Unlock()
-}
-
-func (h *health) get() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.fault
-}
 
 // noteWrite records a write that failed for a reason of the store's own
 // and returns its error, a full disk turned into an apperr StorageFull
@@ -58,14 +35,7 @@ func (h *health) get() error {
 // a write that surely touches the disk, clears a fault: a transaction
 // that commits without changing anything proves nothing.
 func (s *Store) noteWrite(err error) error {
-	if err == nil || !storageFault(err) {
-		return err
-	}
-	s.health.set(err)
-	if IsDiskFull(err) {
-		return apperr.Wrap(err, apperr.StorageFull, diskFullMessage)
-	}
-	return err
+	return s.health.Note(err, storageFault, IsDiskFull, diskFullMessage)
 }
 
 // exec runs one statement on the write connection.
@@ -105,15 +75,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.read.PingContext(ctx); err != nil {
 		return err
 	}
-	if s.health.get() == nil {
+	if !s.health.Faulty() {
 		return nil
 	}
 	_, err := s.exec(ctx, `INSERT INTO health_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`,
 		toMicros(time.Now()))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrWritesFail, err)
+		return fmt.Errorf("%w: %w", writehealth.ErrWritesFail, err)
 	}
-	s.health.set(nil)
+	s.health.Clear()
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -109,7 +110,7 @@ func TestFullDatabaseSaysSo(t *testing.T) {
 	if !strings.Contains(apperr.MessageOf(werr), "disk is full") {
 		t.Errorf("message %q does not say the disk is full", apperr.MessageOf(werr))
 	}
-	if s.health.get() == nil {
+	if !s.health.Faulty() {
 		t.Error("the failed write left the store's health as it was")
 	}
 }
@@ -135,7 +136,7 @@ func TestReadinessFalseWhileWritesFail(t *testing.T) {
 	if err := s.CreateOrg(ctx, tenant.Org{ID: "acme", CreatedAt: time.Now()}); err == nil {
 		t.Fatal("a write succeeded on a read-only connection")
 	}
-	if err := s.Ping(ctx); !errors.Is(err, ErrWritesFail) || IsDiskFull(err) {
+	if err := s.Ping(ctx); !errors.Is(err, writehealth.ErrWritesFail) || IsDiskFull(err) {
 		t.Fatalf("Ping while writes fail = %v, want ErrWritesFail (not a full disk)", err)
 	}
 	if _, err := s.write.ExecContext(ctx, `PRAGMA query_only = 0`); err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -33,7 +34,7 @@ var migrations embed.FS
 type Store struct {
 	write  *sql.DB
 	read   *sql.DB
-	health health
+	health writehealth.Tracker
 }
 
 var (
