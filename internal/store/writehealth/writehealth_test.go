@@ -10,13 +10,13 @@ import (
 func TestTracker(t *testing.T) {
 	t.Parallel()
 	errIO, errFull, errDup := errors.New("i/o"), errors.New("full"), errors.New("duplicate")
-	fault := func(err error) bool { return err == errIO || err == errFull }
-	full := func(err error) bool { return err == errFull }
+	fault := func(err error) bool { return errors.Is(err, errIO) || errors.Is(err, errFull) }
+	full := func(err error) bool { return errors.Is(err, errFull) }
 	var tr Tracker
-	if err := tr.Note(errDup, fault, full, "disk full"); err != errDup || tr.Faulty() {
+	if err := tr.Note(errDup, fault, full, "disk full"); !errors.Is(err, errDup) || tr.Faulty() {
 		t.Fatalf("a refusal: %v, faulty %v", err, tr.Faulty())
 	}
-	if err := tr.Note(errIO, fault, full, "disk full"); err != errIO || !tr.Faulty() {
+	if err := tr.Note(errIO, fault, full, "disk full"); !errors.Is(err, errIO) || !tr.Faulty() {
 		t.Fatalf("an I/O fault: %v, faulty %v", err, tr.Faulty())
 	}
 	tr.Clear()
