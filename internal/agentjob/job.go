@@ -33,6 +33,41 @@ type Job struct {
 	CompletedAt  *time.Time
 	ArchivedAt   *time.Time
 	Messages     []Message
+	// Trigger is what started the job: TriggerAPI for a caller of the job
+	// API, or how a workflow run was started.
+	Trigger string
+	// Workflow is the id of the workflow a run belongs to; "" for API jobs.
+	Workflow string
+	// Run is what a workflow run asks of its turns beyond their prompts;
+	// nil for API jobs.
+	Run *RunSpec
+}
+
+// What started a job (Job.Trigger).
+const (
+	TriggerAPI      = "api"      // a caller of the job API
+	TriggerSchedule = "schedule" // a workflow's cron schedule
+	TriggerPush     = "push"     // a forge webhook for a push a workflow watches
+	TriggerManual   = "manual"   // a workflow run by hand (API or CLI)
+)
+
+// RunSpec is how a workflow run works, fixed when the run starts.
+type RunSpec struct {
+	// Automerge pushes each turn's commit to the base branch (the job's
+	// branch is then the base ref) and opens no pull request.
+	Automerge bool `json:"automerge,omitempty"`
+	// Context lists repositories ("owner/name", on the project's forge)
+	// cloned read-only for the agent to read.
+	Context []string `json:"context,omitempty"`
+}
+
+// PushRange is the push a message of a push-triggered run was sent for: the
+// turn reads its diff from the context clone of Repo.
+type PushRange struct {
+	Repo   string `json:"repo"`
+	Branch string `json:"branch"`
+	Before string `json:"before"`
+	After  string `json:"after"`
 }
 
 // Usage counts model tokens.
@@ -67,6 +102,8 @@ type Message struct {
 	RunAfter *time.Time
 	// Checkpoint is what the turn's earlier attempts already did.
 	Checkpoint Checkpoint
+	// Push is the push a workflow run's message was sent for, or nil.
+	Push *PushRange
 }
 
 // JobEvent is one entry of a job's event stream. IDs grow over the whole
@@ -174,6 +211,20 @@ type Store interface {
 
 	AppendEvents(ctx context.Context, jobID string, at time.Time, events []NewEvent) error
 	ListEvents(ctx context.Context, jobID string, afterID int64, limit int) ([]JobEvent, error)
+
+	// WorkflowRuns tells about a workflow's runs (jobs of the project with
+	// that Workflow): the newest one still active, if any, and how many
+	// were created at or after since and have not failed.
+	WorkflowRuns(ctx context.Context, projectID, workflowID string, since time.Time) (RunStats, error)
+}
+
+// RunStats is what WorkflowRuns reports.
+type RunStats struct {
+	// ActiveJobID is the newest active run, or "".
+	ActiveJobID string
+	// NotFailed counts the runs created since the time asked for whose
+	// status is not failed.
+	NotFailed int
 }
 
 // StatusEventData is the payload of a status event, written by the store

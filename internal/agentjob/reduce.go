@@ -52,6 +52,8 @@ type Input struct {
 	At   time.Time
 	// Prompt is the instruction of a create or follow-up.
 	Prompt string
+	// Push is the push a workflow run's create or follow-up was sent for.
+	Push *PushRange
 	// Reason is the error a cancel leaves on the job.
 	Reason string
 	// Turn is how a turn ended, for InTurnEnd.
@@ -138,7 +140,7 @@ func Reduce(job Job, in Input) (Patch, []NewEvent, error) {
 			return Patch{}, nil, err
 		}
 		next.Status = to
-		msg := Message{Seq: 1, Prompt: in.Prompt, State: TurnQueued, CreatedAt: in.At}
+		msg := Message{Seq: 1, Prompt: in.Prompt, State: TurnQueued, CreatedAt: in.At, Push: in.Push}
 		p.Turns = append(p.Turns, TurnChange{Op: OpInsert, Seq: 1, Message: msg})
 		events = append(events,
 			NewEvent{Type: EventStatus, Data: map[string]any{"status": to}},
@@ -152,7 +154,7 @@ func Reduce(job Job, in Input) (Patch, []NewEvent, error) {
 			return Patch{}, nil, err
 		}
 		seq := len(job.Messages) + 1
-		msg := Message{Seq: seq, Prompt: in.Prompt, State: TurnQueued, CreatedAt: in.At}
+		msg := Message{Seq: seq, Prompt: in.Prompt, State: TurnQueued, CreatedAt: in.At, Push: in.Push}
 		p.Turns = append(p.Turns, TurnChange{Op: OpInsert, Seq: seq, Message: msg})
 		events = append(events, NewEvent{Type: EventMessageQueued, Data: map[string]any{"seq": seq}})
 		if to != job.Status {

@@ -65,8 +65,16 @@ func (s *Service) Create(ctx context.Context, p tenant.Project, prompt, idempote
 		BaseRef:    p.BaseRef,
 		Model:      p.Model,
 		CreatedAt:  now,
+		Trigger:    TriggerAPI,
 	}
-	patch, events, err := Reduce(draft, Input{Kind: InCreate, At: now, Prompt: prompt})
+	idem := s.idempotency(createScope(p.ID), idempotencyKey, prompt, now)
+	return s.createFrom(ctx, draft, Input{Kind: InCreate, At: now, Prompt: prompt}, idem)
+}
+
+// createFrom has the reducer decide a new job from draft and the store
+// write it with its first turn.
+func (s *Service) createFrom(ctx context.Context, draft Job, in Input, idem *Idempotency) (Job, bool, error) {
+	patch, events, err := Reduce(draft, in)
 	if err != nil {
 		return Job{}, false, err
 	}
@@ -74,7 +82,6 @@ func (s *Service) Create(ctx context.Context, p tenant.Project, prompt, idempote
 	for _, tc := range patch.Turns {
 		job.Messages = append(job.Messages, tc.Message)
 	}
-	idem := s.idempotency(createScope(p.ID), idempotencyKey, prompt, now)
 	job, replayed, err := s.store.CreateJob(ctx, job, idem, events)
 	if err != nil {
 		return Job{}, false, err

@@ -42,7 +42,15 @@ type Project struct {
 	TokenFile string
 	DocsRoot  string
 	Model     string
-	CreatedAt time.Time
+	// WebhookSecretEnv and WebhookSecretFile name where the secret that
+	// signs the project's forge webhooks lives; like the token, the secret
+	// itself is never stored.
+	WebhookSecretEnv  string
+	WebhookSecretFile string
+	// AllowAutomerge lets workflows with automerge: true push straight to
+	// the base branch.
+	AllowAutomerge bool
+	CreatedAt      time.Time
 }
 
 // Domain is an assistant site: the docs it answers from and who may call it.

@@ -1,0 +1,137 @@
+package agentjob
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/tenant"
+)
+
+// RunRequest asks for a workflow run: a new job, or a follow-up on the
+// workflow's active run.
+type RunRequest struct {
+	Trigger  string // TriggerSchedule, TriggerPush or TriggerManual
+	Workflow string
+	Prompt   string
+	Spec     RunSpec
+	Push     *PushRange
+	// Key names what triggered the run (a schedule slot, a webhook
+	// delivery, a manual request's Idempotency-Key): a second request with
+	// the same key starts nothing and returns the first one's job. "" for
+	// a manual run without a key.
+	Key string
+	// FollowUp queues the run as a follow-up message on the workflow's
+	// active run, when it has one, instead of starting a second job.
+	FollowUp bool
+}
+
+// RunStart says what a RunRequest did.
+type RunStart string
+
+const (
+	RunCreated  RunStart = "created"  // a new job
+	RunQueued   RunStart = "queued"   // a follow-up on the active run
+	RunReplayed RunStart = "replayed" // the key was used before; nothing new
+)
+
+// StartRun starts a workflow run for project. The caller decides whether
+// the run may start (its daily cap, automerge permission); StartRun only
+// makes the job, once per key.
+func (s *Service) StartRun(ctx context.Context, p tenant.Project, req RunRequest) (Job, RunStart, error) {
+	if err := ValidatePrompt(req.Prompt); err != nil {
+		return Job{}, "", err
+	}
+	switch req.Trigger {
+	case TriggerSchedule, TriggerPush, TriggerManual:
+	default:
+		return Job{}, "", apperr.New(apperr.Invalid, "a workflow run's trigger must be schedule, push or manual, not %q", req.Trigger)
+	}
+	if req.Workflow == "" {
+		return Job{}, "", apperr.New(apperr.Invalid, "a workflow run needs its workflow's id")
+	}
+	now := s.now()
+	idem := s.runIdempotency(p.ID, req.Key, now)
+	if job, found, err := s.replay(ctx, p.ID, idem); err != nil || found {
+		if found {
+			return job, RunReplayed, err
+		}
+		return Job{}, "", err
+	}
+	if req.FollowUp {
+		job, queued, err := s.followUpRun(ctx, p.ID, req, idem)
+		if err != nil || queued != "" {
+			return job, queued, err
+		}
+	}
+	id := uuid.NewString()
+	draft := Job{
+		ID:         id,
+		ProjectID:  p.ID,
+		Repository: p.RepoURL,
+		Branch:     BranchName(id, req.Prompt),
+		BaseRef:    p.BaseRef,
+		Model:      p.Model,
+		CreatedAt:  now,
+		Trigger:    req.Trigger,
+		Workflow:   req.Workflow,
+		Run:        &req.Spec,
+	}
+	if req.Spec.Automerge {
+		// An automerged run commits straight onto the base branch.
+		draft.Branch = p.BaseRef
+	}
+	job, replayed, err := s.createFrom(ctx, draft, Input{Kind: InCreate, At: now, Prompt: req.Prompt, Push: req.Push}, idem)
+	if err != nil {
+		return Job{}, "", err
+	}
+	if replayed {
+		return job, RunReplayed, nil
+	}
+	return job, RunCreated, nil
+}
+
+// followUpRun queues req on the workflow's active run. It returns "" (and
+// no error) when the workflow has no active run, or the run settled before
+// the follow-up could be queued.
+func (s *Service) followUpRun(ctx context.Context, projectID string, req RunRequest, idem *Idempotency) (Job, RunStart, error) {
+	for attempt := 0; ; attempt++ {
+		stats, err := s.store.WorkflowRuns(ctx, projectID, req.Workflow, s.now())
+		if err != nil || stats.ActiveJobID == "" {
+			return Job{}, "", err
+		}
+		job, err := s.store.GetJob(ctx, projectID, stats.ActiveJobID)
+		if err != nil {
+			return Job{}, "", err
+		}
+		if job.Status != Active {
+			return Job{}, "", nil
+		}
+		patch, events, err := Reduce(job, Input{Kind: InFollowUp, At: s.now(), Prompt: req.Prompt, Push: req.Push})
+		if err != nil {
+			return Job{}, "", err
+		}
+		updated, replayed, err := s.store.Apply(ctx, projectID, job.ID, patch, idem, events)
+		if err == nil {
+			if replayed {
+				return updated, RunReplayed, nil
+			}
+			s.hub.JobChanged(job.ID)
+			s.hub.TurnQueued()
+			return updated, RunQueued, nil
+		}
+		if !errors.Is(err, ErrStale) || attempt >= 5 {
+			return Job{}, "", err
+		}
+	}
+}
+
+// runIdempotency keys workflow runs of a project by what triggered them.
+// The trigger's key is its own: the hash is of the key, so the same key
+// always replays.
+func (s *Service) runIdempotency(projectID, key string, now time.Time) *Idempotency {
+	return s.idempotency("run:"+projectID, key, key, now)
+}
