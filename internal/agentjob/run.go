@@ -27,7 +27,15 @@ type RunRequest struct {
 	// FollowUp queues the run as a follow-up message on the workflow's
 	// active run, when it has one, instead of starting a second job.
 	FollowUp bool
+	// DailyCap is how many runs of the workflow may have started in the
+	// last 24 hours, counting only those that did not fail; 0 means no
+	// cap. It is checked before a follow-up too, though a follow-up adds
+	// no run to the count.
+	DailyCap int
 }
+
+// DailyWindow is the window a workflow's DailyCap counts runs in.
+const DailyWindow = 24 * time.Hour
 
 // RunStart says what a RunRequest did.
 type RunStart string
@@ -60,6 +68,15 @@ func (s *Service) StartRun(ctx context.Context, p tenant.Project, req RunRequest
 			return job, RunReplayed, err
 		}
 		return Job{}, "", err
+	}
+	if req.DailyCap > 0 {
+		stats, err := s.store.WorkflowRuns(ctx, p.ID, req.Workflow, now.Add(-DailyWindow))
+		if err != nil {
+			return Job{}, "", err
+		}
+		if stats.NotFailed >= req.DailyCap {
+			return Job{}, "", apperr.New(apperr.RateLimited, "workflow %s has started %d runs in the last 24 hours, its daily cap (runs that failed do not count); it runs again once the oldest of them is a day old", req.Workflow, stats.NotFailed)
+		}
 	}
 	if req.FollowUp {
 		job, queued, err := s.followUpRun(ctx, p.ID, req, idem)

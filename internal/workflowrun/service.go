@@ -7,12 +7,19 @@ package workflowrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/workflow"
 )
@@ -46,6 +53,9 @@ type Service struct {
 	jobs    *agentjob.Service
 	repos   Repos
 	cfg     Config
+
+	mu        sync.Mutex
+	lastCheck map[string]time.Time // project id -> when its base ref was last checked
 }
 
 // New returns a Service.
@@ -62,10 +72,13 @@ func New(store Store, tenants Tenants, jobs *agentjob.Service, repos Repos, cfg 
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.LookupEnv == nil {
+		cfg.LookupEnv = func(string) (string, bool) { return "", false }
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, tenants: tenants, jobs: jobs, repos: repos, cfg: cfg}
+	return &Service{store: store, tenants: tenants, jobs: jobs, repos: repos, cfg: cfg, lastCheck: map[string]time.Time{}}
 }
 
 // Listing is a project's workflows as the API and CLI show them.
@@ -115,12 +128,52 @@ var ErrBadSignature = errors.New("webhook verification failed")
 
 // List returns the project's workflows as last synced.
 func (s *Service) List(ctx context.Context, p tenant.Project) (Listing, error) {
-	return Listing{}, errors.New("not implemented")
+	state, stored, err := s.store.Workflows(ctx, p.ID)
+	if err != nil {
+		return Listing{}, err
+	}
+	return s.listing(p, state, stored), nil
+}
+
+func (s *Service) listing(p tenant.Project, state SyncState, stored []Stored) Listing {
+	now := s.cfg.Now()
+	l := Listing{SyncState: state, Workflows: make([]Entry, 0, len(stored))}
+	for _, st := range stored {
+		e := Entry{Workflow: st.Workflow, FirstSeen: st.FirstSeen, LastSlot: st.LastSlot, Refused: refusal(p, st.Workflow)}
+		if st.Workflow.Cron != "" {
+			if sched, err := workflow.ParseSchedule(st.Workflow.Cron, s.cfg.Location); err == nil {
+				if next, ok := sched.Next(now); ok {
+					e.NextRun = &next
+				}
+			}
+		}
+		l.Workflows = append(l.Workflows, e)
+	}
+	return l
+}
+
+// refusal says why a workflow may not run for project p as it is, or "".
+func refusal(p tenant.Project, wf workflow.Workflow) string {
+	if wf.Automerge && !p.AllowAutomerge {
+		return fmt.Sprintf("automerge: true pushes straight to %s, which project %s does not allow; run 'docsmith project update %s --allow-automerge' or set automerge: false in %s", p.BaseRef, p.ID, p.ID, wf.Path)
+	}
+	return ""
 }
 
 // Sync reads the project's workflows at its base ref now and stores them.
 func (s *Service) Sync(ctx context.Context, p tenant.Project) (Listing, error) {
-	return Listing{}, errors.New("not implemented")
+	now := s.cfg.Now()
+	sha, wfs, problems, err := s.repos.ReadWorkflows(ctx, p)
+	if err != nil {
+		return Listing{}, apperr.Wrap(err, apperr.BadGateway, "the workflow files of project %s could not be read at %s: %v", p.ID, p.BaseRef, err)
+	}
+	state := SyncState{BaseSHA: sha, SyncedAt: now, Problems: problems}
+	if err := s.store.SaveWorkflows(ctx, p.ID, state, wfs); err != nil {
+		return Listing{}, fmt.Errorf("save the workflows of project %s: %w", p.ID, err)
+	}
+	s.checked(p.ID, now)
+	s.cfg.Log.Info("workflows synced", "project", p.ID, "sha", sha, "workflows", len(wfs), "problems", len(problems))
+	return s.List(ctx, p)
 }
 
 // RunManual runs a workflow by hand. key, if not "", is the caller's
@@ -128,7 +181,65 @@ func (s *Service) Sync(ctx context.Context, p tenant.Project) (Listing, error) {
 // (automerge not allowed, its daily cap reached) is a Conflict or
 // RateLimited error saying why.
 func (s *Service) RunManual(ctx context.Context, p tenant.Project, workflowID, key string) (agentjob.Job, agentjob.RunStart, error) {
-	return agentjob.Job{}, "", errors.New("not implemented")
+	_, stored, err := s.store.Workflows(ctx, p.ID)
+	if err != nil {
+		return agentjob.Job{}, "", err
+	}
+	i := slices.IndexFunc(stored, func(st Stored) bool { return st.Workflow.ID == workflowID })
+	if i < 0 {
+		return agentjob.Job{}, "", apperr.New(apperr.NotFound, "project %s has no workflow %q; 'docsmith workflow list' shows them, and 'docsmith workflow sync %s' reads them again from %s", p.ID, workflowID, p.ID, p.BaseRef)
+	}
+	wf := stored[i].Workflow
+	if why := refusal(p, wf); why != "" {
+		return agentjob.Job{}, "", apperr.New(apperr.Conflict, "workflow %s cannot run: %s", wf.ID, why)
+	}
+	if key != "" {
+		key = "manual:" + key
+	}
+	return s.start(ctx, p, wf, agentjob.TriggerManual, nil, key)
+}
+
+// start makes a run of wf: a new job, or a follow-up on its active run.
+func (s *Service) start(ctx context.Context, p tenant.Project, wf workflow.Workflow, trigger string, push *workflow.Push, key string) (agentjob.Job, agentjob.RunStart, error) {
+	prompt, err := fitPrompt(wf, push)
+	if err != nil {
+		return agentjob.Job{}, "", err
+	}
+	req := agentjob.RunRequest{
+		Trigger:  trigger,
+		Workflow: wf.ID,
+		Prompt:   prompt,
+		Spec:     agentjob.RunSpec{Automerge: wf.Automerge, Context: slices.Clone(wf.Context)},
+		Key:      key,
+		FollowUp: !s.cfg.NewRunWhileActive,
+		DailyCap: s.cfg.DailyCap,
+	}
+	if push != nil {
+		req.Push = &agentjob.PushRange{Repo: push.Repo, Branch: push.Branch, Before: push.Before, After: push.After}
+	}
+	job, started, err := s.jobs.StartRun(ctx, p, req)
+	if err != nil {
+		return agentjob.Job{}, "", err
+	}
+	s.cfg.Log.Info("workflow run", "project", p.ID, "workflow", wf.ID, "trigger", trigger, "job", job.ID, "start", started)
+	return job, started, nil
+}
+
+// fitPrompt is the run's instruction, with fewer of the push's commits
+// listed when all of them would make it longer than a prompt may be.
+func fitPrompt(wf workflow.Workflow, push *workflow.Push) (string, error) {
+	prompt := workflow.Instruction(wf, push, "")
+	if push != nil {
+		cut := *push
+		for len(prompt) > agentjob.MaxPromptBytes && len(cut.Commits) > 0 {
+			cut.Commits = cut.Commits[:len(cut.Commits)/2]
+			prompt = workflow.Instruction(wf, &cut, "")
+		}
+	}
+	if len(prompt) > agentjob.MaxPromptBytes {
+		return "", apperr.New(apperr.Invalid, "the instruction of %s is %d bytes with its push context; a run's prompt may be at most %d bytes (32 KiB)", wf.Path, len(prompt), agentjob.MaxPromptBytes)
+	}
+	return prompt, nil
 }
 
 // Webhook verifies and handles a forge webhook for the project: a push to
@@ -136,13 +247,253 @@ func (s *Service) RunManual(ctx context.Context, p tenant.Project, workflowID, k
 // watch runs them. A delivery that fails verification is an Unauthorized
 // error wrapping ErrBadSignature.
 func (s *Service) Webhook(ctx context.Context, p tenant.Project, h http.Header, body io.Reader) (WebhookResult, error) {
-	return WebhookResult{}, errors.New("not implemented")
+	secret, err := s.webhookSecret(p)
+	if err != nil {
+		return WebhookResult{}, err
+	}
+	d, err := workflow.ReadWebhook(h, body, secret)
+	switch {
+	case errors.Is(err, workflow.ErrSignature):
+		return WebhookResult{}, &apperr.Error{Code: apperr.Unauthorized, Message: fmt.Sprintf("the webhook's signature does not match project %s's webhook secret", p.ID), Cause: fmt.Errorf("%w: %w", ErrBadSignature, err)}
+	case errors.Is(err, workflow.ErrTooLarge):
+		return WebhookResult{}, apperr.Wrap(err, apperr.TooLarge, "%v", err)
+	case err != nil:
+		return WebhookResult{}, apperr.Wrap(err, apperr.Invalid, "%v", err)
+	}
+	res := WebhookResult{Forge: string(d.Forge), Delivery: d.ID, Ignored: d.Ignored}
+	seen, err := s.store.DeliverySeen(ctx, p.ID, d.ID)
+	if err != nil {
+		return WebhookResult{}, err
+	}
+	if seen {
+		res.Replayed = true
+		return res, nil
+	}
+	if d.Push != nil {
+		if err := s.handlePush(ctx, p, d, &res); err != nil {
+			// Nothing is recorded: the forge's retry of this delivery runs
+			// it again, and the runs' keys keep it from starting twice.
+			return WebhookResult{}, err
+		}
+	}
+	if err := s.store.RecordDelivery(ctx, p.ID, d.ID, string(d.Forge), s.cfg.Now()); err != nil {
+		return WebhookResult{}, err
+	}
+	return res, nil
+}
+
+func (s *Service) handlePush(ctx context.Context, p tenant.Project, d workflow.Delivery, res *WebhookResult) error {
+	push := d.Push
+	if own := repoName(p.RepoURL); own != "" && strings.EqualFold(own, push.Repo) && push.Branch == p.BaseRef {
+		if _, err := s.Sync(ctx, p); err != nil {
+			// The workflows as last read still run.
+			s.cfg.Log.Warn("workflow sync after a push failed", "project", p.ID, "err", err)
+		} else {
+			res.Synced = true
+		}
+	}
+	_, stored, err := s.store.Workflows(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	wfs := make([]workflow.Workflow, len(stored))
+	for i, st := range stored {
+		wfs[i] = st.Workflow
+	}
+	triggered := workflow.Triggered(push, wfs, "")
+	if len(triggered) == 0 && res.Ignored == "" && !res.Synced {
+		res.Ignored = fmt.Sprintf("no workflow of project %s watches %s on branch %s", p.ID, push.Repo, push.Branch)
+	}
+	for _, wf := range triggered {
+		rr := RunResult{Workflow: wf.ID}
+		if why := refusal(p, wf); why != "" {
+			rr.Refused = why
+			res.Runs = append(res.Runs, rr)
+			continue
+		}
+		job, started, err := s.start(ctx, p, wf, agentjob.TriggerPush, push, "push:"+string(d.Forge)+":"+d.ID+":"+wf.ID)
+		if err != nil {
+			if !refusable(err) {
+				return err
+			}
+			rr.Refused = apperr.MessageOf(err)
+		}
+		rr.JobID, rr.Start = job.ID, started
+		res.Runs = append(res.Runs, rr)
+	}
+	return nil
+}
+
+// refusable reports whether a run's error is the run being refused (its
+// cap, its prompt) rather than a fault to retry.
+func refusable(err error) bool {
+	return apperr.Is(err, apperr.RateLimited) || apperr.Is(err, apperr.Invalid) || apperr.Is(err, apperr.Conflict)
+}
+
+// webhookSecret reads the secret the project names.
+func (s *Service) webhookSecret(p tenant.Project) ([]byte, error) {
+	var secret string
+	switch {
+	case p.WebhookSecretEnv != "":
+		v, ok := s.cfg.LookupEnv(p.WebhookSecretEnv)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil, s.noSecret(p, fmt.Sprintf("the variable %s it names is not set", p.WebhookSecretEnv))
+		}
+		secret = strings.TrimSpace(v)
+	case p.WebhookSecretFile != "":
+		b, err := readSmallFile(p.WebhookSecretFile)
+		if err != nil || strings.TrimSpace(string(b)) == "" {
+			return nil, s.noSecret(p, fmt.Sprintf("the file %s it names could not be read or is empty", p.WebhookSecretFile))
+		}
+		secret = strings.TrimSpace(string(b))
+	default:
+		return nil, s.noSecret(p, "it names none")
+	}
+	return []byte(secret), nil
+}
+
+func (s *Service) noSecret(p tenant.Project, why string) error {
+	s.cfg.Log.Warn("webhook refused: no secret", "project", p.ID, "why", why)
+	return &apperr.Error{
+		Code:    apperr.Unauthorized,
+		Message: fmt.Sprintf("project %s has no webhook secret (%s); every delivery is refused until 'docsmith project update %s --webhook-secret-env VAR' names one", p.ID, why, p.ID),
+		Cause:   fmt.Errorf("%w: %w", ErrBadSignature, workflow.ErrNoSecret),
+	}
+}
+
+// readSmallFile reads a secret file, refusing anything that is not a
+// small regular file.
+func readSmallFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 64<<10 {
+		return nil, fmt.Errorf("%s is not a small regular file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, 64<<10))
+}
+
+// repoName is "owner/name" of a repository URL, or "" for a local path.
+func repoName(repoURL string) string {
+	u, err := url.Parse(repoURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git")
 }
 
 // Tick does one pass of the background work: it syncs projects whose base
-// ref has not been checked for SyncInterval, and starts every due slot.
+// ref moved (each checked at most every SyncInterval), and starts every due
+// slot.
 func (s *Service) Tick(ctx context.Context) error {
-	return errors.New("not implemented")
+	orgs, err := s.tenants.ListOrgs(ctx)
+	if err != nil {
+		return fmt.Errorf("list organizations: %w", err)
+	}
+	var errs []error
+	for _, org := range orgs {
+		projects, err := s.tenants.ListProjects(ctx, org.ID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list the projects of %s: %w", org.ID, err))
+			continue
+		}
+		for _, p := range projects {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := s.syncIfMoved(ctx, p); err != nil {
+				s.cfg.Log.Warn("workflow sync failed", "project", p.ID, "err", err)
+			}
+			if err := s.startDue(ctx, p); err != nil {
+				errs = append(errs, fmt.Errorf("project %s: %w", p.ID, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// syncIfMoved reads the project's workflows again when its base ref is no
+// longer at the commit they were read at. It asks the remote at most once
+// per SyncInterval.
+func (s *Service) syncIfMoved(ctx context.Context, p tenant.Project) error {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	last, ok := s.lastCheck[p.ID]
+	s.mu.Unlock()
+	if ok && now.Sub(last) < s.cfg.SyncInterval {
+		return nil
+	}
+	s.checked(p.ID, now)
+	sha, err := s.repos.BaseSHA(ctx, p)
+	if err != nil {
+		return err
+	}
+	state, _, err := s.store.Workflows(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	if sha == state.BaseSHA {
+		return nil
+	}
+	_, err = s.Sync(ctx, p)
+	return err
+}
+
+func (s *Service) checked(projectID string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastCheck[projectID] = at
+}
+
+// startDue starts each scheduled workflow's due slot: the latest since the
+// last one it started, so slots missed while no process ran become one
+// run. Each slot's key makes it start once whatever the number of
+// processes ticking.
+func (s *Service) startDue(ctx context.Context, p tenant.Project) error {
+	_, stored, err := s.store.Workflows(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	var errs []error
+	for _, st := range stored {
+		wf := st.Workflow
+		if wf.Cron == "" {
+			continue
+		}
+		sched, err := workflow.ParseSchedule(wf.Cron, s.cfg.Location)
+		if err != nil {
+			continue // Load validated it; nothing to run
+		}
+		last := st.LastSlot
+		if last.IsZero() {
+			last = st.FirstSeen
+		}
+		slot, due := sched.Due(wf.ID, last, now)
+		if !due {
+			continue
+		}
+		if why := refusal(p, wf); why != "" {
+			s.cfg.Log.Warn("scheduled workflow refused", "project", p.ID, "workflow", wf.ID, "slot", slot.At, "why", why)
+		} else if _, _, err := s.start(ctx, p, wf, agentjob.TriggerSchedule, nil, "schedule:"+slot.Key); err != nil {
+			if !refusable(err) {
+				// Not advanced: the next tick tries the slot again.
+				errs = append(errs, fmt.Errorf("workflow %s, slot %s: %w", wf.ID, slot.At.Format(time.RFC3339), err))
+				continue
+			}
+			s.cfg.Log.Warn("scheduled workflow refused", "project", p.ID, "workflow", wf.ID, "slot", slot.At, "why", apperr.MessageOf(err))
+		}
+		if err := s.store.AdvanceSlot(ctx, p.ID, wf.ID, slot.At); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Run ticks every Config.Tick until ctx ends.
