@@ -90,6 +90,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, searchCases()...)
 	cases = append(cases, analyticsCases()...)
 	cases = append(cases, webSessionCases()...)
+	cases = append(cases, workflowJobCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
