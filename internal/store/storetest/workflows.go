@@ -13,6 +13,7 @@ func workflowJobCases() []testCase {
 	return []testCase{
 		{"Workflows/RunJobFields", testRunJobFields},
 		{"Workflows/APIJobTrigger", testAPIJobTrigger},
+		{"Workflows/Runs", testWorkflowRuns},
 	}
 }
 
@@ -100,5 +101,73 @@ func testAPIJobTrigger(t *testing.T, s Store) {
 		if j.Trigger != agentjob.TriggerAPI || j.Workflow != "" || j.Run != nil || j.Messages[0].Push != nil {
 			t.Errorf("listed API job %s: trigger %q, workflow %q, run %+v, push %+v", j.ID, j.Trigger, j.Workflow, j.Run, j.Messages[0].Push)
 		}
+	}
+}
+
+func testWorkflowRuns(t *testing.T, s Store) {
+	e := setup(t, s)
+	other := e.project("other")
+	since := e.t0.Add(-24 * time.Hour)
+	stats := func(projectID, workflowID string, since time.Time) agentjob.RunStats {
+		t.Helper()
+		st, err := s.WorkflowRuns(e.ctx, projectID, workflowID, since)
+		must(t, err, "WorkflowRuns "+workflowID)
+		return st
+	}
+	run := func(projectID, workflowID string, at time.Time, status agentjob.Status) agentjob.Job {
+		t.Helper()
+		j := e.newJobIn(projectID, at)
+		j.Trigger, j.Workflow, j.Run, j.Status = agentjob.TriggerSchedule, workflowID, &agentjob.RunSpec{}, status
+		return e.create(j)
+	}
+
+	if st := stats(e.proj.ID, "nightly", since); st != (agentjob.RunStats{}) {
+		t.Errorf("WorkflowRuns with no runs = %+v, want zero", st)
+	}
+
+	run(e.proj.ID, "nightly", since.Add(-time.Microsecond), agentjob.Completed) // before since
+	run(e.proj.ID, "nightly", since, agentjob.Completed)                        // at since: counted
+	older := run(e.proj.ID, "nightly", e.t0.Add(-3*time.Hour), agentjob.Active)
+	newest := run(e.proj.ID, "nightly", e.t0.Add(-2*time.Hour), agentjob.Active)
+	canceled := run(e.proj.ID, "nightly", e.t0.Add(-time.Hour), agentjob.Active)
+	e.cancel(canceled.ID, "stop", e.t0) // failed: newer, but neither active nor counted
+	archived := run(e.proj.ID, "nightly", e.t0.Add(-30*time.Minute), agentjob.Active)
+	if _, err := e.archive(archived.ID, e.t0); err != nil {
+		t.Fatalf("archive: %v", err)
+	}
+	// Newer active jobs that are not the workflow's runs in this project.
+	run(e.proj.ID, "weekly", e.t0, agentjob.Active)
+	run(other.ID, "nightly", e.t0, agentjob.Active)
+	api := e.newJob(e.t0)
+	e.create(api)
+
+	// Counted: at since, older, newest, archived.
+	want := agentjob.RunStats{ActiveJobID: newest.ID, NotFailed: 4}
+	if st := stats(e.proj.ID, "nightly", since); st != want {
+		t.Errorf("WorkflowRuns = %+v, want %+v", st, want)
+	}
+	// since only bounds the count; the active run is the newest whatever it.
+	want = agentjob.RunStats{ActiveJobID: newest.ID, NotFailed: 1}
+	if st := stats(e.proj.ID, "nightly", e.t0.Add(-time.Hour)); st != want {
+		t.Errorf("WorkflowRuns since an hour ago = %+v, want %+v", st, want)
+	}
+	want = agentjob.RunStats{ActiveJobID: newest.ID}
+	if st := stats(e.proj.ID, "nightly", e.t0.Add(time.Hour)); st != want {
+		t.Errorf("WorkflowRuns since the future = %+v, want %+v", st, want)
+	}
+	if st := stats(e.proj.ID, "absent", since); st != (agentjob.RunStats{}) {
+		t.Errorf("WorkflowRuns of an unknown workflow = %+v, want zero", st)
+	}
+
+	// The newest settles: the older active run is the active one.
+	e.cancel(newest.ID, "stop", e.t0)
+	want = agentjob.RunStats{ActiveJobID: older.ID, NotFailed: 3}
+	if st := stats(e.proj.ID, "nightly", since); st != want {
+		t.Errorf("WorkflowRuns after the newest run failed = %+v, want %+v", st, want)
+	}
+	e.cancel(older.ID, "stop", e.t0)
+	want = agentjob.RunStats{NotFailed: 2}
+	if st := stats(e.proj.ID, "nightly", since); st != want {
+		t.Errorf("WorkflowRuns with no active run = %+v, want %+v", st, want)
 	}
 }
