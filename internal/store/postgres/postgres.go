@@ -220,6 +220,11 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+func isForeignKeyViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23503"
+}
+
 func utc(t time.Time) time.Time { return t.UTC() }
 
 func utcPtr(t *time.Time) *time.Time {

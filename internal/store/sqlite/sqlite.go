@@ -226,3 +226,8 @@ func isUniqueViolation(err error) bool {
 	}
 	return false
 }
+
+func isForeignKeyViolation(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}

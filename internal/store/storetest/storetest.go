@@ -27,6 +27,7 @@ import (
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
+	"github.com/docsmith/docsmith/internal/workflowrun"
 )
 
 // Store is everything a docsmith store implements.
@@ -39,6 +40,7 @@ type Store interface {
 	analytics.Store
 	websession.Store
 	assistant.CatalogStore
+	workflowrun.Store
 }
 
 type testCase struct {
@@ -91,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, analyticsCases()...)
 	cases = append(cases, webSessionCases()...)
 	cases = append(cases, workflowJobCases()...)
+	cases = append(cases, workflowStoreCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
