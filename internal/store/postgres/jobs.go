@@ -286,6 +286,8 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // transaction: only while the job is still at the patch's version, and each
 // fenced turn change only while its claim still holds the turn. The update
 // of the job's row comes first and locks it, as every writer of a job does.
+// A job's trigger, workflow and run spec are fixed when it is created, as
+// its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	var replayed bool
 	var job agentjob.Job

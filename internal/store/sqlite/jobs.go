@@ -274,6 +274,8 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // Apply writes a patch decided by agentjob.Reduce, with its events, in one
 // transaction: only while the job is still at the patch's version, and each
 // fenced turn change only while its claim still holds the turn.
+// A job's trigger, workflow and run spec are fixed when it is created, as
+// its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	replayed := false
 	var job agentjob.Job
