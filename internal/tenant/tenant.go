@@ -107,6 +107,10 @@ const (
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// envNamePattern is the portable shape of an environment variable name
+// (POSIX: letters, digits and '_', not starting with a digit).
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // ValidID checks an operator-chosen id (org, project, domain): URL-safe,
 // 1–64 characters, starting with a letter or digit.
 func ValidID(field, id string) error {
@@ -163,6 +167,13 @@ func (p *Project) Normalize() error {
 	}
 	if strings.HasPrefix(p.DocsRoot, "..") || strings.Contains(p.DocsRoot, "/../") {
 		return apperr.New(apperr.Invalid, "docs-root %q must stay inside the repository", p.DocsRoot)
+	}
+	if p.WebhookSecretEnv != "" && p.WebhookSecretFile != "" {
+		return apperr.New(apperr.Invalid, "name the webhook secret with either --webhook-secret-env or --webhook-secret-file, not both")
+	}
+	// The value is not repeated: what was given may be the secret itself.
+	if p.WebhookSecretEnv != "" && !envNamePattern.MatchString(p.WebhookSecretEnv) {
+		return apperr.New(apperr.Invalid, "--webhook-secret-env must name an environment variable (letters, digits and '_', not starting with a digit), not hold the secret")
 	}
 	if p.Model == "" {
 		p.Model = DefaultModel

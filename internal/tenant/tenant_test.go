@@ -40,6 +40,16 @@ func TestProjectNormalize(t *testing.T) {
 		{"gitea needs url", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", ForgeKind: "gitea"}, "--forge-url"},
 		{"docs root escapes", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", DocsRoot: "../x"}, "inside the repository"},
 		{"bad model", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", Model: "gpt"}, "model"},
+		{"webhook secret env", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "DOCS_WEBHOOK_SECRET"}, ""},
+		{"webhook secret env lower case", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "_hook_secret2"}, ""},
+		{"webhook secret file", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretFile: "/run/secrets/hook"}, ""},
+		{"webhook secret env and file", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "HOOK", WebhookSecretFile: "/run/secrets/hook"},
+			"either --webhook-secret-env or --webhook-secret-file"},
+		{"webhook secret env with a digit first", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "1HOOK"}, "--webhook-secret-env"},
+		{"webhook secret env with a dash", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "HOOK-SECRET"}, "--webhook-secret-env"},
+		{"webhook secret env with a dollar", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "$HOOK"}, "--webhook-secret-env"},
+		{"webhook secret env with a value", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "HOOK=s3cret"}, "--webhook-secret-env"},
+		{"webhook secret env with a space", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "HOOK "}, "--webhook-secret-env"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,6 +67,9 @@ func TestProjectNormalize(t *testing.T) {
 			}
 			if !apperr.Is(err, apperr.Invalid) || !strings.Contains(apperr.MessageOf(err), tc.msg) {
 				t.Fatalf("Normalize = %v, want Invalid mentioning %q", err, tc.msg)
+			}
+			if v := tc.p.WebhookSecretEnv; v != "" && strings.Contains(apperr.MessageOf(err), v) {
+				t.Fatalf("Normalize = %v repeats the webhook secret env %q, which may be the secret", err, v)
 			}
 		})
 	}

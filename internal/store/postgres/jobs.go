@@ -81,11 +81,18 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 				return nil
 			}
 		}
+		run, err := nullJSON(job.Run)
+		if err != nil {
+			return fmt.Errorf("encode run spec: %w", err)
+		}
 		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt)
+		b.Queue(`INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
+			triggerOf(job), job.Workflow, run)
 		for _, m := range job.Messages {
-			queueTurn(b, job.ID, m)
+			if err := queueTurn(b, job.ID, m); err != nil {
+				return err
+			}
 		}
 		if err := queueEvents(b, job.ID, job.CreatedAt, events); err != nil {
 			return err
@@ -106,9 +113,24 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 	return j, false, err
 }
 
-func queueTurn(b *pgx.Batch, jobID string, m agentjob.Message) {
-	b.Queue(`INSERT INTO job_turns (job_id, seq, prompt, state, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		jobID, m.Seq, m.Prompt, string(m.State), m.CreatedAt)
+const insertTurn = `INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push) VALUES ($1, $2, $3, $4, $5, $6)`
+
+// turnArgs are insertTurn's arguments for message m of job jobID.
+func turnArgs(jobID string, m agentjob.Message) ([]any, error) {
+	push, err := nullJSON(m.Push)
+	if err != nil {
+		return nil, fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
+	}
+	return []any{jobID, m.Seq, m.Prompt, string(m.State), m.CreatedAt, push}, nil
+}
+
+func queueTurn(b *pgx.Batch, jobID string, m agentjob.Message) error {
+	args, err := turnArgs(jobID, m)
+	if err != nil {
+		return err
+	}
+	b.Queue(insertTurn, args...)
+	return nil
 }
 
 // queueEvents adds inserts of events to b. The caller holds the job's row
@@ -138,15 +160,29 @@ func appendEvents(ctx context.Context, tx pgx.Tx, jobID string, at time.Time, ev
 	return nil
 }
 
-const jobColumns = `id, project_id, version, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at`
+const jobColumns = `id, project_id, version, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at, trigger, workflow, run`
+
+// triggerOf is what the jobs row says started job: a job that does not say
+// is an API job, as every job from before workflows is.
+func triggerOf(job agentjob.Job) string {
+	if job.Trigger == "" {
+		return agentjob.TriggerAPI
+	}
+	return job.Trigger
+}
 
 func scanJob(row pgx.Row) (agentjob.Job, error) {
 	var j agentjob.Job
 	var status string
 	var in, out int64
-	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &j.FilesChanged, &in, &out, &j.CreatedAt, &j.UpdatedAt, &j.CompletedAt, &j.ArchivedAt)
+	var run []byte
+	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &j.FilesChanged, &in, &out, &j.CreatedAt, &j.UpdatedAt, &j.CompletedAt, &j.ArchivedAt,
+		&j.Trigger, &j.Workflow, &run)
 	if err != nil {
 		return j, err
+	}
+	if j.Run, err = fromNullJSON[agentjob.RunSpec](run); err != nil {
+		return j, fmt.Errorf("decode run spec of job %s: %w", j.ID, err)
 	}
 	j.Status = agentjob.Status(status)
 	j.Usage = agentjob.Usage{InputTokens: int(in), OutputTokens: int(out)}
@@ -180,7 +216,7 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	if len(jobIDs) == 0 {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
+	rows, err := q.Query(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
@@ -188,9 +224,14 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	for rows.Next() {
 		var jobID, state string
 		var m agentjob.Message
+		var push []byte
 		cp := &m.Checkpoint
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink); err != nil {
+		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink, &push); err != nil {
 			return nil, fmt.Errorf("scan message: %w", err)
+		}
+		var err error
+		if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
+			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
 		}
 		m.State = agentjob.TurnState(state)
 		m.CreatedAt, m.StartedAt, m.FinishedAt, m.RunAfter = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt), utcPtr(m.RunAfter)
@@ -245,6 +286,8 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // transaction: only while the job is still at the patch's version, and each
 // fenced turn change only while its claim still holds the turn. The update
 // of the job's row comes first and locks it, as every writer of a job does.
+// A job's trigger, workflow and run spec are fixed when it is created, as
+// its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	var replayed bool
 	var job agentjob.Job
@@ -298,9 +341,11 @@ func applyTurn(ctx context.Context, tx pgx.Tx, jobID string, tc agentjob.TurnCha
 	fenced := false
 	switch tc.Op {
 	case agentjob.OpInsert:
-		m := tc.Message
-		_, err = tx.Exec(ctx, `INSERT INTO job_turns (job_id, seq, prompt, state, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			jobID, m.Seq, m.Prompt, string(m.State), m.CreatedAt)
+		var args []any
+		if args, err = turnArgs(jobID, tc.Message); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, insertTurn, args...)
 		if isUniqueViolation(err) {
 			return agentjob.StaleError(jobID)
 		}

@@ -75,24 +75,26 @@ func (s *Store) ListOrgs(ctx context.Context) ([]tenant.Org, error) {
 	return out, nil
 }
 
-const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, created_at`
+const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, webhook_secret_env, webhook_secret_file, allow_automerge, created_at`
 
 // CreateProject stores a project.
 func (s *Store) CreateProject(ctx context.Context, p tenant.Project) error {
-	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.CreatedAt)
+	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model,
+		p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, p.CreatedAt)
 }
 
 // UpdateProject changes a project's settings; its id and org stay.
 func (s *Store) UpdateProject(ctx context.Context, p tenant.Project) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE projects SET repo_url = $1, base_ref = $2, forge_kind = $3, forge_url = $4, token_env = $5, token_file = $6, docs_root = $7, model = $8 WHERE id = $9 AND org_id = $10`,
-		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.ID, p.OrgID)
+	tag, err := s.pool.Exec(ctx, `UPDATE projects SET repo_url = $1, base_ref = $2, forge_kind = $3, forge_url = $4, token_env = $5, token_file = $6, docs_root = $7, model = $8, webhook_secret_env = $9, webhook_secret_file = $10, allow_automerge = $11 WHERE id = $12 AND org_id = $13`,
+		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, p.ID, p.OrgID)
 	return updated(tag, s.noteWrite(err), "project", p.ID)
 }
 
 func scanProject(row pgx.Row) (tenant.Project, error) {
 	var p tenant.Project
-	err := row.Scan(&p.ID, &p.OrgID, &p.RepoURL, &p.BaseRef, &p.ForgeKind, &p.ForgeURL, &p.TokenEnv, &p.TokenFile, &p.DocsRoot, &p.Model, &p.CreatedAt)
+	err := row.Scan(&p.ID, &p.OrgID, &p.RepoURL, &p.BaseRef, &p.ForgeKind, &p.ForgeURL, &p.TokenEnv, &p.TokenFile, &p.DocsRoot, &p.Model,
+		&p.WebhookSecretEnv, &p.WebhookSecretFile, &p.AllowAutomerge, &p.CreatedAt)
 	p.CreatedAt = utc(p.CreatedAt)
 	return p, err
 }

@@ -75,8 +75,13 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 		if err != nil {
 			return fmt.Errorf("encode files: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, string(files), toMicros(job.CreatedAt), toMicros(job.UpdatedAt))
+		run, err := nullJSON(job.Run)
+		if err != nil {
+			return fmt.Errorf("encode run spec: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, string(files), toMicros(job.CreatedAt), toMicros(job.UpdatedAt),
+			triggerOf(job), job.Workflow, run)
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
@@ -99,8 +104,12 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 }
 
 func insertTurn(ctx context.Context, tx *sql.Tx, jobID string, m agentjob.Message) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_turns (job_id, seq, prompt, state, created_at) VALUES (?, ?, ?, ?, ?)`,
-		jobID, m.Seq, m.Prompt, string(m.State), toMicros(m.CreatedAt))
+	push, err := nullJSON(m.Push)
+	if err != nil {
+		return fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push) VALUES (?, ?, ?, ?, ?, ?)`,
+		jobID, m.Seq, m.Prompt, string(m.State), toMicros(m.CreatedAt), push)
 	if err != nil {
 		return fmt.Errorf("insert turn: %w", err)
 	}
@@ -120,16 +129,30 @@ func appendEvents(ctx context.Context, tx *sql.Tx, jobID string, at time.Time, e
 	return nil
 }
 
-const jobColumns = `id, project_id, version, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at`
+const jobColumns = `id, project_id, version, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at, trigger, workflow, run`
+
+// triggerOf is what the jobs row says started job: a job that does not say
+// is an API job, as every job from before workflows is.
+func triggerOf(job agentjob.Job) string {
+	if job.Trigger == "" {
+		return agentjob.TriggerAPI
+	}
+	return job.Trigger
+}
 
 func scanJob(row scanner) (agentjob.Job, error) {
 	var j agentjob.Job
 	var status, files string
 	var created, updatedAt int64
 	var completed, archived sql.NullInt64
-	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &j.Usage.InputTokens, &j.Usage.OutputTokens, &created, &updatedAt, &completed, &archived)
+	var run []byte
+	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &j.Usage.InputTokens, &j.Usage.OutputTokens, &created, &updatedAt, &completed, &archived,
+		&j.Trigger, &j.Workflow, &run)
 	if err != nil {
 		return j, err
+	}
+	if j.Run, err = fromNullJSON[agentjob.RunSpec](run); err != nil {
+		return j, fmt.Errorf("decode run spec of job %s: %w", j.ID, err)
 	}
 	j.Status = agentjob.Status(status)
 	j.CreatedAt, j.UpdatedAt = fromMicros(created), fromMicros(updatedAt)
@@ -167,7 +190,7 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	for i, id := range jobIDs {
 		args[i] = id
 	}
-	rows, err := q.QueryContext(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
@@ -177,9 +200,14 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 		var m agentjob.Message
 		var created, runAfter int64
 		var started, finished sql.NullInt64
+		var push []byte
 		cp := &m.Checkpoint
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink); err != nil {
+		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink, &push); err != nil {
 			return nil, fmt.Errorf("scan message: %w", err)
+		}
+		var err error
+		if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
+			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
 		}
 		m.State = agentjob.TurnState(state)
 		m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
@@ -246,6 +274,8 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // Apply writes a patch decided by agentjob.Reduce, with its events, in one
 // transaction: only while the job is still at the patch's version, and each
 // fenced turn change only while its claim still holds the turn.
+// A job's trigger, workflow and run spec are fixed when it is created, as
+// its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	replayed := false
 	var job agentjob.Job

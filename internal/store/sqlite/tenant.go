@@ -66,18 +66,19 @@ func (s *Store) ListOrgs(ctx context.Context) ([]tenant.Org, error) {
 	return out, rows.Err()
 }
 
-const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, created_at`
+const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, webhook_secret_env, webhook_secret_file, allow_automerge, created_at`
 
 // CreateProject stores a project.
 func (s *Store) CreateProject(ctx context.Context, p tenant.Project) error {
-	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, toMicros(p.CreatedAt))
+	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model,
+		p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, toMicros(p.CreatedAt))
 }
 
 // UpdateProject changes a project's settings; its id and org stay.
 func (s *Store) UpdateProject(ctx context.Context, p tenant.Project) error {
-	res, err := s.exec(ctx, `UPDATE projects SET repo_url = ?, base_ref = ?, forge_kind = ?, forge_url = ?, token_env = ?, token_file = ?, docs_root = ?, model = ? WHERE id = ? AND org_id = ?`,
-		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.ID, p.OrgID)
+	res, err := s.exec(ctx, `UPDATE projects SET repo_url = ?, base_ref = ?, forge_kind = ?, forge_url = ?, token_env = ?, token_file = ?, docs_root = ?, model = ?, webhook_secret_env = ?, webhook_secret_file = ?, allow_automerge = ? WHERE id = ? AND org_id = ?`,
+		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, p.ID, p.OrgID)
 	return updated(res, err, "project", p.ID)
 }
 
@@ -96,7 +97,8 @@ type scanner interface{ Scan(dest ...any) error }
 func scanProject(row scanner) (tenant.Project, error) {
 	var p tenant.Project
 	var created int64
-	err := row.Scan(&p.ID, &p.OrgID, &p.RepoURL, &p.BaseRef, &p.ForgeKind, &p.ForgeURL, &p.TokenEnv, &p.TokenFile, &p.DocsRoot, &p.Model, &created)
+	err := row.Scan(&p.ID, &p.OrgID, &p.RepoURL, &p.BaseRef, &p.ForgeKind, &p.ForgeURL, &p.TokenEnv, &p.TokenFile, &p.DocsRoot, &p.Model,
+		&p.WebhookSecretEnv, &p.WebhookSecretFile, &p.AllowAutomerge, &created)
 	p.CreatedAt = fromMicros(created)
 	return p, err
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
+	"github.com/docsmith/docsmith/internal/workflowrun"
 )
 
 // Store is everything a docsmith store implements.
@@ -39,6 +40,7 @@ type Store interface {
 	analytics.Store
 	websession.Store
 	assistant.CatalogStore
+	workflowrun.Store
 }
 
 type testCase struct {
@@ -90,6 +92,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, searchCases()...)
 	cases = append(cases, analyticsCases()...)
 	cases = append(cases, webSessionCases()...)
+	cases = append(cases, workflowJobCases()...)
+	cases = append(cases, workflowStoreCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
@@ -507,7 +511,8 @@ func testProjects(t *testing.T, s Store) {
 	full := tenant.Project{
 		ID: "handbook", OrgID: "acme", RepoURL: "https://github.com/acme/handbook.git", BaseRef: "trunk",
 		ForgeKind: tenant.ForgeGitHub, ForgeURL: "https://api.github.com", TokenEnv: "GH_TOKEN",
-		TokenFile: "/run/secrets/gh", DocsRoot: "site/docs", Model: "openai/gpt-test", CreatedAt: e.t0.Add(time.Second),
+		TokenFile: "/run/secrets/gh", DocsRoot: "site/docs", Model: "openai/gpt-test",
+		WebhookSecretEnv: "GH_WEBHOOK_SECRET", AllowAutomerge: true, CreatedAt: e.t0.Add(time.Second),
 	}
 	foreign := tenant.Project{
 		ID: "theirs", OrgID: "other", RepoURL: "/srv/theirs", BaseRef: "main", ForgeKind: tenant.ForgeLocal,
@@ -554,10 +559,19 @@ func testProjects(t *testing.T, s Store) {
 	upd := full
 	upd.RepoURL, upd.BaseRef, upd.ForgeKind, upd.ForgeURL = "https://gitlab.example/acme/handbook.git", "release", tenant.ForgeGitLab, "https://gitlab.example/api/v4"
 	upd.TokenEnv, upd.TokenFile, upd.DocsRoot, upd.Model = "", "/run/secrets/gl", "docs", "anthropic/claude-test"
+	upd.WebhookSecretEnv, upd.WebhookSecretFile, upd.AllowAutomerge = "", "/run/secrets/hook", false
 	must(t, s.UpdateProject(e.ctx, upd), "UpdateProject")
 	got, err := s.GetProject(e.ctx, full.ID)
 	must(t, err, "GetProject after update")
 	checkProject(t, got, upd) // CreatedAt and OrgID are kept
+
+	// The webhook secret and automerge settle the other way round too.
+	plain := e.proj
+	plain.WebhookSecretEnv, plain.AllowAutomerge = "DOCS_WEBHOOK_SECRET", true
+	must(t, s.UpdateProject(e.ctx, plain), "UpdateProject "+plain.ID)
+	got, err = s.GetProject(e.ctx, plain.ID)
+	must(t, err, "GetProject after update")
+	checkProject(t, got, plain)
 
 	missing := upd
 	missing.ID = "missing"
