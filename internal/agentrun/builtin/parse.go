@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Usage lists the command forms, for the error on an instruction that is not
@@ -20,7 +21,8 @@ const Usage = `The builtin model understands one command per line (or separated 
   delete PATH                               delete a page and its navigation entry
   fix link "OLD" to "NEW" in PATH           point links at OLD to NEW in one page
   fix link "OLD" to "NEW" everywhere        ... in every page
-PATH is a page's path in the docs, with or without .mdx; text goes in double quotes (\" for a quote, \n for a new line).`
+PATH is a page's path in the docs, with or without .mdx; text goes in double quotes (\" for a quote, \n for a new line).
+Blank lines and Markdown comments (<!-- … --> on lines of their own) are skipped.`
 
 // Kind is a command form.
 type Kind string
@@ -81,17 +83,40 @@ type token struct {
 func (t token) is(word string) bool { return !t.quoted && strings.EqualFold(t.text, word) }
 
 // splitCommands splits at newlines and semicolons outside quotes.
+//
+// A Markdown comment that fills the rest of its line where a command could
+// start is skipped: a workflow file's body may carry one beside its
+// command, and a comment is plainly not an instruction, so skipping it
+// cannot carry out something that was not asked. Any other text stays a
+// command, and is an error when it is not one.
 func splitCommands(s string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
 	inQuote, escaped := false, false
+	blank := true // cur holds only blanks: a command could start here
 	flush := func() {
 		if line := strings.TrimSpace(cur.String()); line != "" {
 			out = append(out, line)
 		}
 		cur.Reset()
+		blank = true
 	}
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if blank {
+			n, err := commentLength(s[i:])
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				i += n
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if !unicode.IsSpace(r) {
+			blank = false
+		}
 		switch {
 		case escaped:
 			escaped = false
@@ -110,6 +135,27 @@ func splitCommands(s string) ([]string, error) {
 	}
 	flush()
 	return out, nil
+}
+
+// commentLength returns how many bytes at the start of s are blanks, a
+// Markdown comment ("<!-- … -->", which may span lines) and blanks up to
+// the end of its last line, or 0 when s does not start so. A comment with
+// other text after it on its line is not skipped.
+func commentLength(s string) (int, error) {
+	rest := strings.TrimLeft(s, " \t")
+	if !strings.HasPrefix(rest, "<!--") {
+		return 0, nil
+	}
+	end := strings.Index(rest[len("<!--"):], "-->")
+	if end < 0 {
+		return 0, fmt.Errorf("a Markdown comment is not closed (a --> is missing)\n\n%s", Usage)
+	}
+	after := len(s) - len(rest) + len("<!--") + end + len("-->")
+	line, _, _ := strings.Cut(s[after:], "\n")
+	if strings.TrimSpace(line) != "" {
+		return 0, nil
+	}
+	return after + len(line), nil
 }
 
 func tokenize(line string) ([]token, error) {
