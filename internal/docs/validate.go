@@ -193,44 +193,61 @@ func (v *validator) checkPage(name string, src []byte) {
 // link is in an unchanged page and is checked only if it leads to one of
 // those (changed) pages.
 func (v *validator) checkLink(name, from string, bodyLine int, l mdx.Link, only map[string]bool) {
-	if skipLink(l.Target) {
+	r, msg := v.site.linkProblem(from, l.Target)
+	if msg == "" {
 		return
 	}
-	r := v.site.resolveLink(from, l.Target)
-	line := fileLine(bodyLine, l.Line)
-	switch r.kind {
-	case linkExternal, linkRoot, linkFile:
-		return
-	case linkBroken:
-		if only != nil {
+	if only != nil {
+		if r.kind != linkBroken {
+			if !only[r.path] {
+				return
+			}
+		} else {
 			np, _, _ := normalizeNavPath(r.cand)
 			if !only[np] && !only[path.Join(np, "index")] {
 				return
 			}
-			v.add(Problem{File: name, Line: line, Message: fmt.Sprintf(
-				"link %q leads to /%s, which no longer exists; point the link at the page that replaced it, or remove it", l.Target, np)})
-			return
+			msg = fmt.Sprintf("link %q leads to /%s, which no longer exists; point the link at the page that replaced it, or remove it", l.Target, np)
 		}
-		v.add(Problem{File: name, Line: line, Message: brokenLinkMessage(l.Target, r.cand)})
-		return
 	}
-	if r.fragment == "" {
-		return
+	v.add(Problem{File: name, Line: fileLine(bodyLine, l.Line), Message: msg})
+}
+
+// linkProblem resolves a link target of page from and says what is wrong
+// with it: it leads to no page or file, or its #anchor names no heading of
+// the page it leads to. msg is "" when the link is fine (or is not a path
+// to check).
+func (s *Site) linkProblem(from, target string) (r linkResult, msg string) {
+	if skipLink(target) {
+		return linkResult{kind: linkExternal, path: target}, ""
 	}
-	if only != nil && !only[r.path] {
-		return
+	r = s.resolveLink(from, target)
+	switch r.kind {
+	case linkBroken:
+		return r, brokenLinkMessage(target, r.cand)
+	case linkPage:
+		if r.fragment == "" {
+			return r, ""
+		}
+	default:
+		return r, ""
 	}
-	anchors, ok := v.site.pageAnchors(r.path)
-	if !ok || anchors[r.fragment] || anchors[strings.ToLower(r.fragment)] {
-		return
+	anchors, ok := s.pageAnchors(r.path)
+	if !ok || hasAnchor(anchors, r.fragment) {
+		return r, ""
 	}
 	where := "/" + r.path
 	if r.path == from {
 		where = "this page"
 	}
-	v.add(Problem{File: name, Line: line, Message: fmt.Sprintf(
-		"link %q: %s has no heading with anchor #%s%s; link to an existing heading or drop the #anchor",
-		l.Target, where, r.fragment, anchorHint(anchors))})
+	return r, fmt.Sprintf("link %q: %s has no heading with anchor #%s%s; link to an existing heading or drop the #anchor",
+		target, where, r.fragment, anchorHint(anchors))
+}
+
+// hasAnchor reports whether a page's anchors hold a link's fragment, as
+// written or in lower case.
+func hasAnchor(anchors map[string]bool, fragment string) bool {
+	return anchors[fragment] || anchors[strings.ToLower(fragment)]
 }
 
 func brokenLinkMessage(target, cand string) string {
@@ -273,6 +290,25 @@ func (v *validator) checkInbound(targets map[string]bool) {
 	if len(targets) == 0 {
 		return
 	}
+	v.walkPages(func(name string, src []byte) {
+		if v.changed[name] {
+			return
+		}
+		_, body, bodyLine, _ := ParseFrontMatter(src)
+		if body == nil || !mentionsAny(body, targets) {
+			return
+		}
+		np, _, _ := normalizeNavPath(name)
+		for _, l := range mdx.Links(body) {
+			v.checkLink(name, np, bodyLine, l, targets)
+		}
+	})
+}
+
+// walkPages calls fn with every page file under the docs root and its
+// content, in lexical order. Hidden directories and node_modules are
+// skipped, and so are files that cannot be read: they link nowhere.
+func (v *validator) walkPages(fn func(name string, src []byte)) {
 	_ = fs.WalkDir(v.fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil //nolint:nilerr // an unreadable entry cannot link anywhere; keep walking
@@ -283,21 +319,14 @@ func (v *validator) checkInbound(targets map[string]bool) {
 			}
 			return nil
 		}
-		if v.changed[name] || !v.isPageFile(name) {
+		if !v.isPageFile(name) {
 			return nil
 		}
 		src, err := ReadFile(v.fsys, name, MaxFileBytes)
 		if err != nil {
 			return nil //nolint:nilerr // an unreadable page cannot link anywhere; keep walking
 		}
-		_, body, bodyLine, _ := ParseFrontMatter(src)
-		if body == nil || !mentionsAny(body, targets) {
-			return nil
-		}
-		np, _, _ := normalizeNavPath(name)
-		for _, l := range mdx.Links(body) {
-			v.checkLink(name, np, bodyLine, l, targets)
-		}
+		fn(name, src)
 		return nil
 	})
 }
