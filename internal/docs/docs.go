@@ -81,7 +81,7 @@ type Site struct {
 	exists        map[string]bool
 	specs         map[string]*specDoc
 	specErrs      map[string]error
-	headingsCache map[string]map[string]bool
+	headingsCache map[string]*anchorSet // nil: the page cannot be read
 }
 
 // NavItem is one entry of the navigation.
@@ -261,7 +261,7 @@ func build(fsys fs.FS, name string, raw []byte, cfg map[string]any) *Site {
 		specs:      map[string]*specDoc{},
 		specErrs:   map[string]error{},
 
-		headingsCache: map[string]map[string]bool{},
+		headingsCache: map[string]*anchorSet{},
 	}
 	r := refResolver{fsys: fsys, sources: s.sources}
 	if v, ok := r.resolve(cfg, name, 0, nil).(map[string]any); ok {

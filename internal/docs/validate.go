@@ -290,28 +290,33 @@ func (v *validator) checkInbound(targets map[string]bool) {
 	if len(targets) == 0 {
 		return
 	}
-	v.walkPages(func(name string, src []byte) {
+	for _, name := range v.pageFiles() {
 		if v.changed[name] {
-			return
+			continue
+		}
+		src, err := ReadFile(v.fsys, name, MaxFileBytes)
+		if err != nil {
+			continue // an unreadable page cannot link anywhere
 		}
 		_, body, bodyLine, _ := ParseFrontMatter(src)
 		if body == nil || !mentionsAny(body, targets) {
-			return
+			continue
 		}
 		np, _, _ := normalizeNavPath(name)
 		for _, l := range mdx.Links(body) {
 			v.checkLink(name, np, bodyLine, l, targets)
 		}
-	})
+	}
 }
 
-// walkPages calls fn with every page file under the docs root and its
-// content, in lexical order. Hidden directories and node_modules are
-// skipped, and so are files that cannot be read: they link nowhere.
-func (v *validator) walkPages(fn func(name string, src []byte)) {
+// pageFiles lists the page files under the docs root in lexical order.
+// Hidden directories and node_modules are skipped, and so are entries that
+// cannot be read.
+func (v *validator) pageFiles() []string {
+	var out []string
 	_ = fs.WalkDir(v.fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil //nolint:nilerr // an unreadable entry cannot link anywhere; keep walking
+			return nil //nolint:nilerr // an unreadable entry holds no page; keep walking
 		}
 		if d.IsDir() {
 			if name != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
@@ -319,16 +324,12 @@ func (v *validator) walkPages(fn func(name string, src []byte)) {
 			}
 			return nil
 		}
-		if !v.isPageFile(name) {
-			return nil
+		if v.isPageFile(name) {
+			out = append(out, name)
 		}
-		src, err := ReadFile(v.fsys, name, MaxFileBytes)
-		if err != nil {
-			return nil //nolint:nilerr // an unreadable page cannot link anywhere; keep walking
-		}
-		fn(name, src)
 		return nil
 	})
+	return out
 }
 
 // mentionsAny is a quick filter: a page can only link to a target whose last
@@ -382,23 +383,55 @@ var (
 	fieldAnchorRE = regexp.MustCompile(`<(?:ParamField|ResponseField)\b[^>]*?\b(?:name|path|query|body|header|cookie)=(?:"([^"]*)"|'([^']*)')`)
 )
 
+// anchorSet is what links to a page can name after "#".
+type anchorSet struct {
+	// all holds every anchor of the page.
+	all map[string]bool
+	// targets holds, for each heading, titled component, id and field, the
+	// anchors that lead to it, the one Mintlify generates first. A heading
+	// read twice (on its own and among the sections) is listed twice.
+	targets [][]string
+}
+
+func (a *anchorSet) add(anchors ...string) {
+	var t []string
+	for _, x := range anchors {
+		if x != "" && !slices.Contains(t, x) {
+			t = append(t, x)
+			a.all[x] = true
+		}
+	}
+	if len(t) > 0 {
+		a.targets = append(a.targets, t)
+	}
+}
+
 // pageAnchors returns the anchors of a page: its headings' (including the
 // headings of snippets it imports) and its id attributes.
 func (s *Site) pageAnchors(navPath string) (map[string]bool, bool) {
+	a := s.anchors(navPath)
+	if a == nil {
+		return nil, false
+	}
+	return a.all, true
+}
+
+// anchors returns the anchor set of a page, nil when it cannot be read.
+func (s *Site) anchors(navPath string) *anchorSet {
 	s.mu.Lock()
 	a, ok := s.headingsCache[navPath]
 	s.mu.Unlock()
 	if ok {
-		return a, a != nil
+		return a
 	}
 	a = s.readAnchors(navPath)
 	s.mu.Lock()
 	s.headingsCache[navPath] = a
 	s.mu.Unlock()
-	return a, a != nil
+	return a
 }
 
-func (s *Site) readAnchors(navPath string) map[string]bool {
+func (s *Site) readAnchors(navPath string) *anchorSet {
 	file, ok := s.pageFile(navPath, "")
 	if !ok {
 		return nil
@@ -411,15 +444,8 @@ func (s *Site) readAnchors(navPath string) map[string]bool {
 	if body == nil {
 		return nil
 	}
-	anchors := map[string]bool{}
-	heading := func(text, anchor string) {
-		if anchor != "" {
-			anchors[anchor] = true
-		}
-		if g := plainSlug(text); g != "" {
-			anchors[g] = true
-		}
-	}
+	a := &anchorSet{all: map[string]bool{}}
+	heading := func(text, anchor string) { a.add(anchor, plainSlug(text)) }
 	for _, h := range mdx.Headings(body) {
 		heading(h.Heading, h.Anchor)
 	}
@@ -429,16 +455,16 @@ func (s *Site) readAnchors(navPath string) map[string]bool {
 		}
 	}
 	for _, m := range htmlIDRE.FindAllSubmatch(body, -1) {
-		anchors[string(m[1])] = true
+		a.add(string(m[1]))
 	}
 	for _, m := range titledRE.FindAllSubmatch(body, -1) {
 		title := string(m[1]) + string(m[2])
 		heading(title, mdx.Slug(title))
 	}
 	for _, m := range fieldAnchorRE.FindAllSubmatch(body, -1) {
-		anchors["param-"+fieldSlug(string(m[1])+string(m[2]))] = true
+		a.add("param-" + fieldSlug(string(m[1])+string(m[2])))
 	}
-	return anchors
+	return a
 }
 
 // fieldSlug makes a field name an anchor the way Mintlify does for
