@@ -89,8 +89,8 @@ func (v *validator) add(p Problem) { v.problems = append(v.problems, p) }
 
 // loadSite reads the config and reports its problems. When the config
 // cannot be read, an empty site stands in so pages and links are still
-// checked.
-func (v *validator) loadSite() {
+// checked, and loadSite returns false.
+func (v *validator) loadSite() bool {
 	name, raw, err := readConfig(v.fsys)
 	if err != nil {
 		msg := "there is no docs.json or mint.json at the docs root; restore it"
@@ -99,7 +99,7 @@ func (v *validator) loadSite() {
 		}
 		v.add(Problem{File: DocsJSON, Message: msg})
 		v.site = build(v.fsys, DocsJSON, nil, map[string]any{"navigation": map[string]any{}})
-		return
+		return false
 	}
 	cfg, err := decodeConfig(name, raw)
 	if err != nil {
@@ -111,7 +111,7 @@ func (v *validator) loadSite() {
 		}
 		v.site = build(v.fsys, name, raw, map[string]any{"navigation": map[string]any{}})
 		v.site.Config = nil
-		return
+		return false
 	}
 	v.site = build(v.fsys, name, raw, cfg)
 	for _, p := range v.site.Problems {
@@ -121,6 +121,7 @@ func (v *validator) loadSite() {
 			v.add(p)
 		}
 	}
+	return true
 }
 
 // isPageFile reports whether a file is a page to check.
