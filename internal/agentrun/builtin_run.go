@@ -78,6 +78,11 @@ func (b *builtinRun) run(ctx context.Context, c builtin.Command) error {
 		return b.deletePage(ctx, c)
 	case builtin.FixLink:
 		return b.fixLink(ctx, c)
+	case builtin.FixBrokenLinks:
+		return b.fixBrokenLinks(ctx)
+	case builtin.CheckNavigation:
+		b.checkNavigation()
+		return nil
 	}
 	return failf("builtin: unknown command %q", c.Kind)
 }

@@ -21,6 +21,8 @@ const Usage = `The builtin model understands one command per line (or separated 
   delete PATH                               delete a page and its navigation entry
   fix link "OLD" to "NEW" in PATH           point links at OLD to NEW in one page
   fix link "OLD" to "NEW" everywhere        ... in every page
+  fix broken links everywhere               fix internal links that lead nowhere, where exactly one page or heading matches
+  check the navigation                      report navigation problems; changes no file
 PATH is a page's path in the docs, with or without .mdx; text goes in double quotes (\" for a quote, \n for a new line).
 Blank lines and Markdown comments (<!-- … --> on lines of their own) are skipped.`
 
@@ -34,6 +36,12 @@ const (
 	Move     Kind = "move"
 	Delete   Kind = "delete"
 	FixLink  Kind = "fix-link"
+	// FixBrokenLinks repairs the internal links of every page that lead
+	// nowhere, where the repair is unambiguous.
+	FixBrokenLinks Kind = "fix-broken-links"
+	// CheckNavigation reports what is wrong with the navigation and changes
+	// nothing.
+	CheckNavigation Kind = "check-navigation"
 )
 
 // Command is one parsed command. Path is empty for "everywhere".
@@ -229,6 +237,12 @@ func match(t []token) (Command, bool) {
 		return Command{Kind: FixLink, Old: t[2].text, New: t[4].text, Path: t[6].text}, t[2].text != "" && t[4].text != ""
 	case len(t) == 6 && word(0, "fix") && word(1, "link") && quoted(2) && word(3, "to") && quoted(4) && word(5, "everywhere"):
 		return Command{Kind: FixLink, Old: t[2].text, New: t[4].text}, t[2].text != "" && t[4].text != ""
+	// fix broken links everywhere
+	case len(t) == 4 && word(0, "fix") && word(1, "broken") && word(2, "links") && word(3, "everywhere"):
+		return Command{Kind: FixBrokenLinks}, true
+	// check the navigation
+	case len(t) == 3 && word(0, "check") && word(1, "the") && word(2, "navigation"):
+		return Command{Kind: CheckNavigation}, true
 	}
 	return Command{}, false
 }
