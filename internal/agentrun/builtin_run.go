@@ -14,6 +14,7 @@ import (
 	"github.com/docsmith/docsmith/internal/agentrun/builtin"
 	"github.com/docsmith/docsmith/internal/agentrun/tools"
 	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/workflow"
 )
 
 // builtinRun carries out builtin commands. It reads the docs root of the
@@ -26,7 +27,11 @@ type builtinRun struct {
 	done     []string
 }
 
-func runBuiltin(ctx context.Context, instruction string, fsys fs.FS, ws *tools.Workspace, progress agentjob.Progress) (string, error) {
+// runBuiltin carries out the commands of prompt. A push-triggered
+// workflow run's prompt ends in data about the push, which is not
+// instruction: only the part before it is read.
+func runBuiltin(ctx context.Context, prompt string, fsys fs.FS, ws *tools.Workspace, progress agentjob.Progress) (string, error) {
+	instruction, _ := workflow.SplitInstruction(prompt)
 	cmds, err := builtin.Parse(instruction)
 	if err != nil {
 		return "", failf("%v", err)
@@ -73,6 +78,11 @@ func (b *builtinRun) run(ctx context.Context, c builtin.Command) error {
 		return b.deletePage(ctx, c)
 	case builtin.FixLink:
 		return b.fixLink(ctx, c)
+	case builtin.FixBrokenLinks:
+		return b.fixBrokenLinks(ctx)
+	case builtin.CheckNavigation:
+		b.checkNavigation()
+		return nil
 	}
 	return failf("builtin: unknown command %q", c.Kind)
 }

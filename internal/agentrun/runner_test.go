@@ -58,12 +58,19 @@ func git(t *testing.T, dir string, args ...string) string {
 // newRemote makes a bare repository whose main branch holds the fixture site.
 func newRemote(t *testing.T) string {
 	t.Helper()
+	return newRemoteFrom(t, "testdata/site")
+}
+
+// newRemoteFrom makes a bare repository whose main branch holds the files of
+// the directory site.
+func newRemoteFrom(t *testing.T, site string) string {
+	t.Helper()
 	dir := t.TempDir()
 	remote := filepath.Join(dir, "remote.git")
 	git(t, dir, "init", "--bare", "--initial-branch=main", remote)
 	seed := filepath.Join(dir, "seed")
 	git(t, dir, "clone", remote, seed)
-	if err := os.CopyFS(seed, os.DirFS("testdata/site")); err != nil {
+	if err := os.CopyFS(seed, os.DirFS(site)); err != nil {
 		t.Fatal(err)
 	}
 	git(t, seed, "checkout", "-b", "main")
@@ -83,11 +90,17 @@ type bundle struct {
 
 func setup(t *testing.T, model string) *bundle {
 	t.Helper()
+	return setupSite(t, model, "testdata/site")
+}
+
+// setupSite is setup with the fixture site in the directory site.
+func setupSite(t *testing.T, model, site string) *bundle {
+	t.Helper()
 	g, err := gitcli.New(gitcli.Config{HomeDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bundle{remote: newRemote(t), prog: &recorder{}, models: map[string]llm.Model{}}
+	b := &bundle{remote: newRemoteFrom(t, site), prog: &recorder{}, models: map[string]llm.Model{}}
 	b.runner = New(Config{
 		WorkDir:   t.TempDir(),
 		Git:       g,

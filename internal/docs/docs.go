@@ -77,11 +77,14 @@ type Site struct {
 	indexAll   bool              // seo.indexing is "all": hidden pages are indexed too
 	navOpenAPI map[string]string // page path → spec set on its navigation entry
 
+	// missingProblems are the Problems of the Missing pages, in order.
+	missingProblems []Problem
+
 	mu            sync.Mutex // guards the caches below
 	exists        map[string]bool
 	specs         map[string]*specDoc
 	specErrs      map[string]error
-	headingsCache map[string]map[string]bool
+	headingsCache map[string]*anchorSet // nil: the page cannot be read
 }
 
 // NavItem is one entry of the navigation.
@@ -261,7 +264,7 @@ func build(fsys fs.FS, name string, raw []byte, cfg map[string]any) *Site {
 		specs:      map[string]*specDoc{},
 		specErrs:   map[string]error{},
 
-		headingsCache: map[string]map[string]bool{},
+		headingsCache: map[string]*anchorSet{},
 	}
 	r := refResolver{fsys: fsys, sources: s.sources}
 	if v, ok := r.resolve(cfg, name, 0, nil).(map[string]any); ok {
@@ -312,9 +315,11 @@ func (s *Site) loadPages(refs []navPageRef) {
 		seen[ref.path] = true
 		file, ok := s.pageFile(ref.path, ref.ext)
 		if !ok {
+			p := s.configProblem(ref.loc, ref.raw,
+				fmt.Sprintf("%s names page %q, but there is no %s.mdx or %s.md; create the page or fix the entry", ref.loc, ref.raw, ref.path, ref.path))
 			s.Missing = append(s.Missing, ref.path)
-			s.Problems = append(s.Problems, s.configProblem(ref.loc, ref.raw,
-				fmt.Sprintf("%s names page %q, but there is no %s.mdx or %s.md; create the page or fix the entry", ref.loc, ref.raw, ref.path, ref.path)))
+			s.missingProblems = append(s.missingProblems, p)
+			s.Problems = append(s.Problems, p)
 			continue
 		}
 		src, err := ReadFile(s.fsys, file, MaxFileBytes)
@@ -328,8 +333,10 @@ func (s *Site) loadPages(refs []navPageRef) {
 			continue
 		}
 		if err != nil {
+			p := Problem{File: file, Message: fmt.Sprintf("cannot read the page: %v", err)}
 			s.Missing = append(s.Missing, ref.path)
-			s.Problems = append(s.Problems, Problem{File: file, Message: fmt.Sprintf("cannot read the page: %v", err)})
+			s.missingProblems = append(s.missingProblems, p)
+			s.Problems = append(s.Problems, p)
 			continue
 		}
 		p := newPage(ref.path, file, src)

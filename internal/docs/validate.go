@@ -89,8 +89,8 @@ func (v *validator) add(p Problem) { v.problems = append(v.problems, p) }
 
 // loadSite reads the config and reports its problems. When the config
 // cannot be read, an empty site stands in so pages and links are still
-// checked.
-func (v *validator) loadSite() {
+// checked, and loadSite returns false.
+func (v *validator) loadSite() bool {
 	name, raw, err := readConfig(v.fsys)
 	if err != nil {
 		msg := "there is no docs.json or mint.json at the docs root; restore it"
@@ -99,7 +99,7 @@ func (v *validator) loadSite() {
 		}
 		v.add(Problem{File: DocsJSON, Message: msg})
 		v.site = build(v.fsys, DocsJSON, nil, map[string]any{"navigation": map[string]any{}})
-		return
+		return false
 	}
 	cfg, err := decodeConfig(name, raw)
 	if err != nil {
@@ -111,7 +111,7 @@ func (v *validator) loadSite() {
 		}
 		v.site = build(v.fsys, name, raw, map[string]any{"navigation": map[string]any{}})
 		v.site.Config = nil
-		return
+		return false
 	}
 	v.site = build(v.fsys, name, raw, cfg)
 	for _, p := range v.site.Problems {
@@ -121,6 +121,7 @@ func (v *validator) loadSite() {
 			v.add(p)
 		}
 	}
+	return true
 }
 
 // isPageFile reports whether a file is a page to check.
@@ -193,44 +194,61 @@ func (v *validator) checkPage(name string, src []byte) {
 // link is in an unchanged page and is checked only if it leads to one of
 // those (changed) pages.
 func (v *validator) checkLink(name, from string, bodyLine int, l mdx.Link, only map[string]bool) {
-	if skipLink(l.Target) {
+	r, msg := v.site.linkProblem(from, l.Target)
+	if msg == "" {
 		return
 	}
-	r := v.site.resolveLink(from, l.Target)
-	line := fileLine(bodyLine, l.Line)
-	switch r.kind {
-	case linkExternal, linkRoot, linkFile:
-		return
-	case linkBroken:
-		if only != nil {
+	if only != nil {
+		if r.kind != linkBroken {
+			if !only[r.path] {
+				return
+			}
+		} else {
 			np, _, _ := normalizeNavPath(r.cand)
 			if !only[np] && !only[path.Join(np, "index")] {
 				return
 			}
-			v.add(Problem{File: name, Line: line, Message: fmt.Sprintf(
-				"link %q leads to /%s, which no longer exists; point the link at the page that replaced it, or remove it", l.Target, np)})
-			return
+			msg = fmt.Sprintf("link %q leads to /%s, which no longer exists; point the link at the page that replaced it, or remove it", l.Target, np)
 		}
-		v.add(Problem{File: name, Line: line, Message: brokenLinkMessage(l.Target, r.cand)})
-		return
 	}
-	if r.fragment == "" {
-		return
+	v.add(Problem{File: name, Line: fileLine(bodyLine, l.Line), Message: msg})
+}
+
+// linkProblem resolves a link target of page from and says what is wrong
+// with it: it leads to no page or file, or its #anchor names no heading of
+// the page it leads to. msg is "" when the link is fine (or is not a path
+// to check).
+func (s *Site) linkProblem(from, target string) (r linkResult, msg string) {
+	if skipLink(target) {
+		return linkResult{kind: linkExternal, path: target}, ""
 	}
-	if only != nil && !only[r.path] {
-		return
+	r = s.resolveLink(from, target)
+	switch r.kind {
+	case linkBroken:
+		return r, brokenLinkMessage(target, r.cand)
+	case linkPage:
+		if r.fragment == "" {
+			return r, ""
+		}
+	default:
+		return r, ""
 	}
-	anchors, ok := v.site.pageAnchors(r.path)
-	if !ok || anchors[r.fragment] || anchors[strings.ToLower(r.fragment)] {
-		return
+	anchors, ok := s.pageAnchors(r.path)
+	if !ok || hasAnchor(anchors, r.fragment) {
+		return r, ""
 	}
 	where := "/" + r.path
 	if r.path == from {
 		where = "this page"
 	}
-	v.add(Problem{File: name, Line: line, Message: fmt.Sprintf(
-		"link %q: %s has no heading with anchor #%s%s; link to an existing heading or drop the #anchor",
-		l.Target, where, r.fragment, anchorHint(anchors))})
+	return r, fmt.Sprintf("link %q: %s has no heading with anchor #%s%s; link to an existing heading or drop the #anchor",
+		target, where, r.fragment, anchorHint(anchors))
+}
+
+// hasAnchor reports whether a page's anchors hold a link's fragment, as
+// written or in lower case.
+func hasAnchor(anchors map[string]bool, fragment string) bool {
+	return anchors[fragment] || anchors[strings.ToLower(fragment)]
 }
 
 func brokenLinkMessage(target, cand string) string {
@@ -273,9 +291,33 @@ func (v *validator) checkInbound(targets map[string]bool) {
 	if len(targets) == 0 {
 		return
 	}
+	for _, name := range v.pageFiles() {
+		if v.changed[name] {
+			continue
+		}
+		src, err := ReadFile(v.fsys, name, MaxFileBytes)
+		if err != nil {
+			continue // an unreadable page cannot link anywhere
+		}
+		_, body, bodyLine, _ := ParseFrontMatter(src)
+		if body == nil || !mentionsAny(body, targets) {
+			continue
+		}
+		np, _, _ := normalizeNavPath(name)
+		for _, l := range mdx.Links(body) {
+			v.checkLink(name, np, bodyLine, l, targets)
+		}
+	}
+}
+
+// pageFiles lists the page files under the docs root in lexical order.
+// Hidden directories and node_modules are skipped, and so are entries that
+// cannot be read.
+func (v *validator) pageFiles() []string {
+	var out []string
 	_ = fs.WalkDir(v.fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil //nolint:nilerr // an unreadable entry cannot link anywhere; keep walking
+			return nil //nolint:nilerr // an unreadable entry holds no page; keep walking
 		}
 		if d.IsDir() {
 			if name != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
@@ -283,23 +325,12 @@ func (v *validator) checkInbound(targets map[string]bool) {
 			}
 			return nil
 		}
-		if v.changed[name] || !v.isPageFile(name) {
-			return nil
-		}
-		src, err := ReadFile(v.fsys, name, MaxFileBytes)
-		if err != nil {
-			return nil //nolint:nilerr // an unreadable page cannot link anywhere; keep walking
-		}
-		_, body, bodyLine, _ := ParseFrontMatter(src)
-		if body == nil || !mentionsAny(body, targets) {
-			return nil
-		}
-		np, _, _ := normalizeNavPath(name)
-		for _, l := range mdx.Links(body) {
-			v.checkLink(name, np, bodyLine, l, targets)
+		if v.isPageFile(name) {
+			out = append(out, name)
 		}
 		return nil
 	})
+	return out
 }
 
 // mentionsAny is a quick filter: a page can only link to a target whose last
@@ -353,23 +384,55 @@ var (
 	fieldAnchorRE = regexp.MustCompile(`<(?:ParamField|ResponseField)\b[^>]*?\b(?:name|path|query|body|header|cookie)=(?:"([^"]*)"|'([^']*)')`)
 )
 
+// anchorSet is what links to a page can name after "#".
+type anchorSet struct {
+	// all holds every anchor of the page.
+	all map[string]bool
+	// targets holds, for each heading, titled component, id and field, the
+	// anchors that lead to it, the one Mintlify generates first. A heading
+	// read twice (on its own and among the sections) is listed twice.
+	targets [][]string
+}
+
+func (a *anchorSet) add(anchors ...string) {
+	var t []string
+	for _, x := range anchors {
+		if x != "" && !slices.Contains(t, x) {
+			t = append(t, x)
+			a.all[x] = true
+		}
+	}
+	if len(t) > 0 {
+		a.targets = append(a.targets, t)
+	}
+}
+
 // pageAnchors returns the anchors of a page: its headings' (including the
 // headings of snippets it imports) and its id attributes.
 func (s *Site) pageAnchors(navPath string) (map[string]bool, bool) {
+	a := s.anchors(navPath)
+	if a == nil {
+		return nil, false
+	}
+	return a.all, true
+}
+
+// anchors returns the anchor set of a page, nil when it cannot be read.
+func (s *Site) anchors(navPath string) *anchorSet {
 	s.mu.Lock()
 	a, ok := s.headingsCache[navPath]
 	s.mu.Unlock()
 	if ok {
-		return a, a != nil
+		return a
 	}
 	a = s.readAnchors(navPath)
 	s.mu.Lock()
 	s.headingsCache[navPath] = a
 	s.mu.Unlock()
-	return a, a != nil
+	return a
 }
 
-func (s *Site) readAnchors(navPath string) map[string]bool {
+func (s *Site) readAnchors(navPath string) *anchorSet {
 	file, ok := s.pageFile(navPath, "")
 	if !ok {
 		return nil
@@ -382,15 +445,8 @@ func (s *Site) readAnchors(navPath string) map[string]bool {
 	if body == nil {
 		return nil
 	}
-	anchors := map[string]bool{}
-	heading := func(text, anchor string) {
-		if anchor != "" {
-			anchors[anchor] = true
-		}
-		if g := plainSlug(text); g != "" {
-			anchors[g] = true
-		}
-	}
+	a := &anchorSet{all: map[string]bool{}}
+	heading := func(text, anchor string) { a.add(anchor, plainSlug(text)) }
 	for _, h := range mdx.Headings(body) {
 		heading(h.Heading, h.Anchor)
 	}
@@ -400,16 +456,16 @@ func (s *Site) readAnchors(navPath string) map[string]bool {
 		}
 	}
 	for _, m := range htmlIDRE.FindAllSubmatch(body, -1) {
-		anchors[string(m[1])] = true
+		a.add(string(m[1]))
 	}
 	for _, m := range titledRE.FindAllSubmatch(body, -1) {
 		title := string(m[1]) + string(m[2])
 		heading(title, mdx.Slug(title))
 	}
 	for _, m := range fieldAnchorRE.FindAllSubmatch(body, -1) {
-		anchors["param-"+fieldSlug(string(m[1])+string(m[2]))] = true
+		a.add("param-" + fieldSlug(string(m[1])+string(m[2])))
 	}
-	return anchors
+	return a
 }
 
 // fieldSlug makes a field name an anchor the way Mintlify does for

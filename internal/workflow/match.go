@@ -46,6 +46,10 @@ const (
 	maxMessageBytes       = 2 << 10
 )
 
+// pushHeading starts the data section Instruction adds after a workflow's
+// instruction for a push-triggered run; SplitInstruction cuts there.
+const pushHeading = "## The push that started this run"
+
 // Instruction is the text the agent is given for a run of wf caused by p:
 // the workflow's instruction, then the push's commits, changed files and
 // diff, each bounded. diff is the caller's unified diff from p.Before to
@@ -61,7 +65,7 @@ func Instruction(wf Workflow, p *Push, diff string) string {
 	}
 	var b strings.Builder
 	b.WriteString(wf.Instruction)
-	fmt.Fprintf(&b, "\n\n## The push that started this run\n\nRepository %s, branch %s, %s..%s",
+	fmt.Fprintf(&b, "\n\n%s\n\nRepository %s, branch %s, %s..%s", pushHeading,
 		p.Repo, p.Branch, plain(short(p.Before)), plain(short(p.After)))
 	if pusher := plain(p.Pusher); pusher != "" {
 		fmt.Fprintf(&b, ", pushed by %s", pusher)
@@ -112,6 +116,24 @@ func Instruction(wf Workflow, p *Push, diff string) string {
 		fence(&b, "diff", diff)
 	}
 	return b.String()
+}
+
+// SplitInstruction undoes Instruction: it returns the workflow's
+// instruction and the push data after it (from its heading line on), or
+// the whole prompt and "" when there is no push data.
+//
+// It cuts at the first heading, not the last: everything after
+// Instruction's own heading comes from whoever pushed (a commit message
+// may hold a line that looks like the heading), so none of it may count
+// as instruction. An instruction that itself held the heading line would
+// be cut short, which errs on the safe side.
+func SplitInstruction(prompt string) (instruction, pushData string) {
+	marker := "\n\n" + pushHeading + "\n"
+	i := strings.Index(prompt, marker)
+	if i < 0 {
+		return prompt, ""
+	}
+	return prompt[:i], prompt[i+2:]
 }
 
 // changedFiles lists each path once, with how the push changed it last.

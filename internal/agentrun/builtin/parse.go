@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Usage lists the command forms, for the error on an instruction that is not
@@ -20,7 +21,10 @@ const Usage = `The builtin model understands one command per line (or separated 
   delete PATH                               delete a page and its navigation entry
   fix link "OLD" to "NEW" in PATH           point links at OLD to NEW in one page
   fix link "OLD" to "NEW" everywhere        ... in every page
-PATH is a page's path in the docs, with or without .mdx; text goes in double quotes (\" for a quote, \n for a new line).`
+  fix broken links everywhere               fix internal links that lead nowhere, where exactly one page or heading matches
+  check the navigation                      report navigation problems; changes no file
+PATH is a page's path in the docs, with or without .mdx; text goes in double quotes (\" for a quote, \n for a new line).
+Blank lines and Markdown comments (<!-- … --> on lines of their own) are skipped.`
 
 // Kind is a command form.
 type Kind string
@@ -32,6 +36,12 @@ const (
 	Move     Kind = "move"
 	Delete   Kind = "delete"
 	FixLink  Kind = "fix-link"
+	// FixBrokenLinks repairs the internal links of every page that lead
+	// nowhere, where the repair is unambiguous.
+	FixBrokenLinks Kind = "fix-broken-links"
+	// CheckNavigation reports what is wrong with the navigation and changes
+	// nothing.
+	CheckNavigation Kind = "check-navigation"
 )
 
 // Command is one parsed command. Path is empty for "everywhere".
@@ -81,17 +91,40 @@ type token struct {
 func (t token) is(word string) bool { return !t.quoted && strings.EqualFold(t.text, word) }
 
 // splitCommands splits at newlines and semicolons outside quotes.
+//
+// A Markdown comment that fills the rest of its line where a command could
+// start is skipped: a workflow file's body may carry one beside its
+// command, and a comment is plainly not an instruction, so skipping it
+// cannot carry out something that was not asked. Any other text stays a
+// command, and is an error when it is not one.
 func splitCommands(s string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
 	inQuote, escaped := false, false
+	blank := true // cur holds only blanks: a command could start here
 	flush := func() {
 		if line := strings.TrimSpace(cur.String()); line != "" {
 			out = append(out, line)
 		}
 		cur.Reset()
+		blank = true
 	}
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if blank {
+			n, err := commentLength(s[i:])
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				i += n
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if !unicode.IsSpace(r) {
+			blank = false
+		}
 		switch {
 		case escaped:
 			escaped = false
@@ -110,6 +143,27 @@ func splitCommands(s string) ([]string, error) {
 	}
 	flush()
 	return out, nil
+}
+
+// commentLength returns how many bytes at the start of s are blanks, a
+// Markdown comment ("<!-- … -->", which may span lines) and blanks up to
+// the end of its last line, or 0 when s does not start so. A comment with
+// other text after it on its line is not skipped.
+func commentLength(s string) (int, error) {
+	rest := strings.TrimLeft(s, " \t")
+	if !strings.HasPrefix(rest, "<!--") {
+		return 0, nil
+	}
+	end := strings.Index(rest[len("<!--"):], "-->")
+	if end < 0 {
+		return 0, fmt.Errorf("a Markdown comment is not closed (a --> is missing)\n\n%s", Usage)
+	}
+	after := len(s) - len(rest) + len("<!--") + end + len("-->")
+	line, _, _ := strings.Cut(s[after:], "\n")
+	if strings.TrimSpace(line) != "" {
+		return 0, nil
+	}
+	return after + len(line), nil
 }
 
 func tokenize(line string) ([]token, error) {
@@ -183,6 +237,12 @@ func match(t []token) (Command, bool) {
 		return Command{Kind: FixLink, Old: t[2].text, New: t[4].text, Path: t[6].text}, t[2].text != "" && t[4].text != ""
 	case len(t) == 6 && word(0, "fix") && word(1, "link") && quoted(2) && word(3, "to") && quoted(4) && word(5, "everywhere"):
 		return Command{Kind: FixLink, Old: t[2].text, New: t[4].text}, t[2].text != "" && t[4].text != ""
+	// fix broken links everywhere
+	case len(t) == 4 && word(0, "fix") && word(1, "broken") && word(2, "links") && word(3, "everywhere"):
+		return Command{Kind: FixBrokenLinks}, true
+	// check the navigation
+	case len(t) == 3 && word(0, "check") && word(1, "the") && word(2, "navigation"):
+		return Command{Kind: CheckNavigation}, true
 	}
 	return Command{}, false
 }
