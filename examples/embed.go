@@ -7,10 +7,11 @@ import (
 	"io/fs"
 )
 
-//go:embed demo-docs
+//go:embed all:demo-docs
 var demo embed.FS
 
-// DemoDocs returns the sample docs site: docs.json, pages and AGENTS.md.
+// DemoDocs returns the sample docs site: docs.json, pages, AGENTS.md and a
+// scheduled workflow in .mintlify/workflows.
 func DemoDocs() fs.FS {
 	sub, err := fs.Sub(demo, "demo-docs")
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
+	"github.com/docsmith/docsmith/internal/workflowrun"
 )
 
 // Backend kinds.
@@ -66,6 +67,9 @@ type Backend struct {
 	// Sessions keeps the dashboard's sign-ins. Both live where the threads do.
 	Analytics analytics.Store
 	Sessions  websession.Store
+	// Workflows keeps each project's workflows, schedule slots and webhook
+	// deliveries.
+	Workflows workflowrun.Store
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -97,7 +101,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.Local = local
 		b.memory = search.NewMemory(local, search.MemoryConfig{Log: log})
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, b.memory, local, local
-		b.Analytics, b.Sessions = local, local
+		b.Analytics, b.Sessions, b.Workflows = local, local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
@@ -106,7 +110,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.Kind, b.Postgres = BackendPostgres, pg
 		b.memory = search.NewMemory(pg, search.MemoryConfig{Log: log})
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, b.memory, pg, pg
-		b.Analytics, b.Sessions = pg, pg
+		b.Analytics, b.Sessions, b.Workflows = pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.
