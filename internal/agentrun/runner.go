@@ -394,6 +394,7 @@ func transientGit(err error) bool {
 	msg := strings.ToLower(gerr.Stderr)
 	for _, s := range []string{
 		"could not resolve host", "connection refused", "connection reset", "connection timed out",
+		"failed to connect to", "couldn't connect to server", // curl's words for a refused connection
 		"operation timed out", "network is unreachable", "no route to host", "the remote end hung up",
 		"early eof", "returned error: 429", "returned error: 500", "returned error: 502", "returned error: 503",
 		"returned error: 504", "tls connection", "gnutls", "ssl_",
