@@ -324,28 +324,38 @@ const turnWorkspaces = "turn-"
 // workspacePrefix names a turn's workspace after its job, message and
 // attempt, so an operator can tell whose a directory is.
 func workspacePrefix(turn agentjob.Turn) string {
-	id := strings.Map(func(r rune) rune {
+	return fmt.Sprintf("%s%s-%d-%d-", turnWorkspaces, safeName(turn.Job.ID), turn.Message.Seq, turn.Attempt)
+}
+
+// safeName keeps the letters, digits and '-' of an id, at most 36 of them, for a directory name.
+func safeName(id string) string {
+	id = strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
 			return r
 		}
 		return -1
-	}, turn.Job.ID)
+	}, id)
 	if len(id) > 36 {
 		id = id[:36]
 	}
-	return fmt.Sprintf("%s%s-%d-%d-", turnWorkspaces, id, turn.Message.Seq, turn.Attempt)
+	return id
 }
 
-// SweepWorkspaces removes the workspaces of turns that no live process
-// runs any more (killed or crashed, in this process's past or in another
-// worker process sharing the work directory) and returns their names. The
-// server calls it at start-up; every turn calls it before it starts.
+// SweepWorkspaces removes the workspaces of turns (and of workflow reads)
+// that no live process runs any more (killed or crashed, in this process's
+// past or in another worker process sharing the work directory) and
+// returns their names. The server calls it at start-up; every turn calls
+// it before it starts.
 func (r *Runner) SweepWorkspaces() []string {
-	removed, err := workspace.Sweep(r.cfg.WorkDir, turnWorkspaces, r.cfg.Log)
-	if err != nil {
-		r.cfg.Log.Warn("sweeping stale workspaces failed", "dir", r.cfg.WorkDir, "err", err)
+	var all []string
+	for _, prefix := range []string{turnWorkspaces, syncWorkspaces} {
+		removed, err := workspace.Sweep(r.cfg.WorkDir, prefix, r.cfg.Log)
+		if err != nil {
+			r.cfg.Log.Warn("sweeping stale workspaces failed", "dir", r.cfg.WorkDir, "err", err)
+		}
+		all = append(all, removed...)
 	}
-	return removed
+	return all
 }
 
 // checkLease checks the turn's lease right before a side effect.
