@@ -55,8 +55,10 @@ type Config struct {
 	// failure that may pass (a forge answering 5xx or 429, a network
 	// error); it doubles with each attempt. Default 30s.
 	RetryDelay time.Duration
-	Log        *slog.Logger
-	Now        func() time.Time
+	// Context bounds each context repository a workflow run clones.
+	Context ContextLimits
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 // Runner runs turns; it implements agentjob.Runner.
@@ -156,7 +158,18 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	}
 	defer func() { _ = ws.Close() }()
 
-	summary, usage, err := r.edit(ctx, turn, co, ws, progress)
+	// Context repositories are for a model to read; the builtin command
+	// language reads none.
+	var cx *turnContext
+	if len(runContext(job)) > 0 && job.Model != tenant.DefaultModel {
+		cx, err = r.cloneContext(ctx, turn, filepath.Join(wsDir.Path, "context"), creds, progress)
+		if err != nil {
+			return agentjob.TurnOutcome{}, err
+		}
+		defer cx.Close()
+	}
+
+	summary, usage, err := r.edit(ctx, turn, co, ws, cx, progress)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
@@ -455,7 +468,7 @@ func (r *Runner) gitFailure(turn agentjob.Turn, err error, format string, args .
 
 // edit runs the job's model over the workspace and returns its summary and
 // the tokens it used.
-func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout, ws *tools.Workspace, progress agentjob.Progress) (string, agentjob.Usage, error) {
+func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout, ws *tools.Workspace, cx *turnContext, progress agentjob.Progress) (string, agentjob.Usage, error) {
 	if turn.Job.Model == tenant.DefaultModel {
 		summary, err := runBuiltin(ctx, turn.Message.Prompt, co.FS(), ws, progress)
 		return summary, agentjob.Usage{}, err
@@ -468,6 +481,7 @@ func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout
 		model:    model,
 		ws:       ws,
 		checkout: co,
+		context:  cx,
 		budgets:  r.cfg.Budgets,
 		progress: progress,
 		log:      r.cfg.Log,

@@ -105,6 +105,10 @@ func checkWritable(field, p string) error {
 	return nil
 }
 
+// IsHidden reports whether the clean slash path p has a component that starts with '.': a path
+// the context tools refuse, so that there is no point in checking it out for them.
+func IsHidden(p string) bool { return hiddenPart(p) != "" }
+
 // hiddenPart returns the first component of the clean path p that starts with '.', or "".
 func hiddenPart(p string) string {
 	for _, part := range strings.Split(p, "/") {
