@@ -148,7 +148,7 @@ func (l *loop) call(ctx context.Context, call llm.ToolCall) (string, error) {
 func (l *loop) systemPrompt(turn agentjob.Turn) string {
 	var b strings.Builder
 	b.WriteString(`You are docsmith, an agent that edits a documentation site written in Mintlify-style MDX.
-You work in a fresh checkout of the docs on the branch ` + turn.Job.Branch + `. Your edits are validated, committed and proposed as a pull request for humans to review.
+You work in a fresh checkout of the docs on the branch ` + turn.Job.Branch + `. ` + publishing(turn) + `
 
 How to work:
 - Read before you edit: list_files, search and read_file. Edit with str_replace (exact, unique text), insert, create_file, delete_file and move_file.
@@ -192,6 +192,14 @@ func (l *loop) userPrompt(turn agentjob.Turn) string {
 		p = strings.TrimRight(p, "\n") + "\n" + l.context.diff
 	}
 	return p
+}
+
+// publishing says what becomes of the model's edits.
+func publishing(turn agentjob.Turn) string {
+	if automerge(turn.Job) {
+		return "Your edits are validated, committed and pushed straight to " + turn.Job.Branch + ", with no pull request and no human review first, so change only what the instruction asks for."
+	}
+	return "Your edits are validated, committed and proposed as a pull request for humans to review."
 }
 
 func earlierTurns(turn agentjob.Turn) string {

@@ -115,6 +115,9 @@ func (r *Runner) RunTurn(ctx context.Context, turn agentjob.Turn, progress agent
 
 func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agentjob.Progress) (agentjob.TurnOutcome, error) {
 	job, project := turn.Job, turn.Project
+	if err := checkAutomerge(turn); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
 	creds, tokenSource, err := r.credentials(project)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
@@ -242,6 +245,31 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	return r.publish(ctx, turn, creds, tokenSource, cp, usage, progress)
 }
 
+// automerge reports whether the job's turns push straight to the base
+// branch, with no pull request.
+func automerge(job agentjob.Job) bool { return job.Run != nil && job.Run.Automerge }
+
+// checkAutomerge fails an automerge turn, before anything is cloned or
+// edited, when the project does not allow automerge or the job's branch is
+// not the project's base branch (the run was made for another base).
+func checkAutomerge(turn agentjob.Turn) error {
+	job, p := turn.Job, turn.Project
+	if !automerge(job) {
+		return nil
+	}
+	what := "the workflow"
+	if job.Workflow != "" {
+		what = "the workflow " + job.Workflow
+	}
+	if !p.AllowAutomerge {
+		return failf("%s asks for automerge, but project %s does not allow it; nothing was changed. To let its workflows push straight to %s: docsmith project update %s --allow-automerge", what, p.ID, p.BaseRef, p.ID)
+	}
+	if job.Branch != p.BaseRef {
+		return failf("%s asks for automerge, which pushes to the base branch, but this run works on %s and project %s's base branch is now %s; nothing was changed", what, job.Branch, p.ID, p.BaseRef)
+	}
+	return nil
+}
+
 // turnTrailer names the commit trailer that identifies a turn in git: a
 // repeated turn finds its own commit on the remote by it.
 const turnTrailer = "Docsmith-Turn"
@@ -257,9 +285,10 @@ const resumeDepth = 50
 
 // resumePoint is where a turn resumes: the checkpoint the store holds, or
 // its own commit found on the branch, pushed by an attempt that died (or
-// was stopped on shutdown) before it could record it. A repeated turn looks
-// through the branch's recent history; a first attempt (which may still be
-// a turn handed back on shutdown) only at the tip, which costs nothing.
+// was stopped on shutdown) before it could record it. A repeated turn, and
+// every automerge turn, looks through the branch's recent history; any
+// other first attempt (which may still be a turn handed back on shutdown)
+// only at the tip, which costs nothing.
 // When the job's branch is not on the remote (onRemote false), nothing of
 // this turn was pushed.
 func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitcli.Repo, onRemote bool, creds *gitcli.Credentials) (agentjob.Checkpoint, error) {
@@ -268,7 +297,9 @@ func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitc
 		return cp, nil
 	}
 	depth := 1
-	if turn.Attempt > 1 {
+	if turn.Attempt > 1 || automerge(turn.Job) {
+		// An automerge turn's branch is the base branch, which others push
+		// to all the time: its own commit may already lie under theirs.
 		depth = resumeDepth
 	}
 	sha, found, err := repo.FindTrailer(ctx, turn.Job.Branch, turnTrailer, turnIdentity(turn), depth, creds)
@@ -300,6 +331,10 @@ func (r *Runner) publish(ctx context.Context, turn agentjob.Turn, creds *gitcli.
 	out := agentjob.TurnOutcome{Summary: cp.Summary, FilesChanged: cp.FilesChanged, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}
 	if cp.PRNumber != 0 {
 		out.PRLink, out.PRNumber = cp.PRLink, cp.PRNumber
+		return out, nil
+	}
+	if automerge(job) {
+		out.Summary = strings.TrimSpace(cp.Summary + fmt.Sprintf(" Pushed to %s.", job.Branch))
 		return out, nil
 	}
 	if turn.Project.ForgeKind == tenant.ForgeLocal {
@@ -431,13 +466,17 @@ func transientGit(err error) bool {
 
 // checkout clones the job's branch if it exists on the remote (a follow-up),
 // or the base ref and creates the branch (the first turn), and reports
-// whether the branch was on the remote. A remote that cannot be reached for
-// now makes the turn run again later.
+// whether the branch was on the remote. An automerge job's branch is the
+// base branch itself, which it never creates. A remote that cannot be
+// reached for now makes the turn run again later.
 func (r *Runner) checkout(ctx context.Context, turn agentjob.Turn, dir string, creds *gitcli.Credentials) (*gitcli.Repo, bool, error) {
 	project, job := turn.Project, turn.Job
 	exists, err := r.cfg.Git.RemoteBranchExists(ctx, project.RepoURL, job.Branch, creds)
 	if err != nil {
 		return nil, false, r.gitFailure(turn, err, "the repository %s could not be reached: %s", redactURL(project.RepoURL), describe(err))
+	}
+	if !exists && automerge(job) {
+		return nil, false, failf("the base branch %s does not exist in %s, so there is nothing to push to", job.Branch, redactURL(project.RepoURL))
 	}
 	ref := project.BaseRef
 	if exists {
