@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
@@ -101,13 +102,12 @@ func siblingPath(docs, repo, sep string) (string, error) {
 	if docs == "" {
 		return "", errors.New("the project's repository path is empty")
 	}
-	var base string
+	var p string
 	if sep == "/" {
-		base = path.Dir(path.Dir(docs))
+		p = path.Join(path.Dir(path.Dir(docs)), repo)
 	} else {
-		base = filepath.Dir(filepath.Dir(docs))
+		p = filepath.Join(filepath.Dir(filepath.Dir(docs)), filepath.FromSlash(repo))
 	}
-	p := base + sep + strings.ReplaceAll(repo, "/", sep)
 	if strings.HasSuffix(docs, ".git") {
 		p += ".git"
 	}
@@ -170,7 +170,7 @@ func (r *Runner) cloneContext(ctx context.Context, turn agentjob.Turn, dir strin
 	push := turn.Message.Push
 	for i, name := range names {
 		isPush := push != nil && strings.EqualFold(push.Repo, name)
-		c, diff, err := r.cloneOne(ctx, turn, name, filepath.Join(dir, fmt.Sprintf("%d", i)), creds, push, isPush)
+		c, diff, err := r.cloneOne(ctx, turn, name, filepath.Join(dir, strconv.Itoa(i)), creds, push, isPush)
 		if err != nil {
 			return nil, err
 		}

@@ -93,6 +93,8 @@ func TestContextRepoURL(t *testing.T) {
 		{"/srv/git/acme/docs.git/", "tools/cli", "/srv/git/tools/cli.git", ""},
 		{"/srv/git/acme/docs", "acme/api", "/srv/git/acme/api", ""},
 		{"file:///srv/git/acme/docs.git", "acme/api", "file:///srv/git/acme/api.git", ""},
+		{"/docs.git", "acme/api", "/acme/api.git", ""},
+		{"repos/acme/docs.git", "acme/api", "repos/acme/api.git", ""},
 		{"https://github.com/acme/docs.git", "../etc/passwd", "", "not a repository name"},
 		{"https://github.com/acme/docs.git", "acme", "", "not a repository name"},
 		{"https://github.com/acme/docs.git", "acme/api.git", "", "not a repository name"},
@@ -389,5 +391,43 @@ func TestContextOverHTTPWithToken(t *testing.T) {
 	}
 	if read := lastTool(chatMessages(t, reqs[1])); !strings.Contains(read, "re-read on change") {
 		t.Errorf("read_context_file: %s", read)
+	}
+}
+
+// TestContextChoose: files are checked out in path order while they fit the caps; hidden paths
+// are skipped without a word, and the rest are left out with their reason.
+func TestContextChoose(t *testing.T) {
+	t.Parallel()
+	files := []gitcli.TreeFile{
+		{Path: ".github/ci.yml", Mode: "100644", Size: 10},
+		{Path: "a.go", Mode: "100644", Size: 40},
+		{Path: "b.go", Mode: "100755", Size: 50},
+		{Path: "big.go", Mode: "100644", Size: 101},
+		{Path: "c.go", Mode: "100644", Size: 20},
+		{Path: "d.go", Mode: "100644", Size: 5},
+		{Path: "e.go", Mode: "100644", Size: 1},
+		{Path: "link", Mode: "120000", Size: 9},
+		{Path: "vendor/lib", Mode: "160000", Size: -1},
+		{Path: "x/.env", Mode: "100644", Size: 3},
+	}
+	c := &contextClone{omitted: map[string]string{}}
+	got := c.choose(files, ContextLimits{MaxFileBytes: 100, MaxBytes: 100, MaxFiles: 3})
+	if strings.Join(got, " ") != "a.go b.go d.go" || c.files != 3 || c.bytes != 95 {
+		t.Fatalf("chose %v (%d files, %d bytes)", got, c.files, c.bytes)
+	}
+	want := map[string]string{
+		"big.go":     "101 bytes, over the limit of 100 bytes per file",
+		"c.go":       "the clone holds at most 100 bytes of files",
+		"e.go":       "the clone holds at most 3 files",
+		"link":       "a symbolic link, which the context tools do not follow",
+		"vendor/lib": "a submodule, another repository",
+	}
+	if len(c.omitted) != len(want) {
+		t.Errorf("omitted %v", c.omitted)
+	}
+	for p, why := range want {
+		if c.omitted[p] != why {
+			t.Errorf("%s: %q, want %q", p, c.omitted[p], why)
+		}
 	}
 }
