@@ -30,6 +30,8 @@ type loop struct {
 	model    llm.Model
 	ws       *tools.Workspace
 	checkout *docs.Checkout
+	// context is the run's context repositories, or nil.
+	context  *turnContext
 	budgets  Budgets
 	progress agentjob.Progress
 	log      *slog.Logger
@@ -49,7 +51,7 @@ func (l *loop) run(ctx context.Context, turn agentjob.Turn) (string, error) {
 		System:    l.systemPrompt(turn),
 		Tools:     l.tools(),
 		MaxTokens: 4096,
-		Messages:  []llm.Message{{Role: llm.RoleUser, Content: userPrompt(turn)}},
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: l.userPrompt(turn)}},
 	}
 	maxSteps := l.budgets.MaxSteps
 	if maxSteps <= 0 {
@@ -82,7 +84,7 @@ func (l *loop) run(ctx context.Context, turn agentjob.Turn) (string, error) {
 				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: result, IsError: true})
 				continue
 			}
-			out, err := l.ws.Call(ctx, call.Name, call.Arguments)
+			out, err := l.call(ctx, call)
 			emitTool(ctx, l.progress, call.Name, call.Arguments, err)
 			var toolErr *tools.ToolError
 			switch {
@@ -124,16 +126,29 @@ func (l *loop) finish(ctx context.Context, call llm.ToolCall) (string, string, b
 
 func (l *loop) tools() []llm.Tool {
 	var out []llm.Tool
-	for _, s := range l.ws.Specs() {
+	specs := l.ws.Specs()
+	if l.context != nil {
+		specs = append(specs, l.context.tools.Specs()...)
+	}
+	for _, s := range specs {
 		out = append(out, llm.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
 	}
 	return append(out, finishTool)
 }
 
+// call runs a tool call: a context tool reads a context repository, any
+// other name is one of the docs tools.
+func (l *loop) call(ctx context.Context, call llm.ToolCall) (string, error) {
+	if l.context != nil && l.context.tools.Has(call.Name) {
+		return l.context.tools.Call(ctx, call.Name, call.Arguments)
+	}
+	return l.ws.Call(ctx, call.Name, call.Arguments)
+}
+
 func (l *loop) systemPrompt(turn agentjob.Turn) string {
 	var b strings.Builder
 	b.WriteString(`You are docsmith, an agent that edits a documentation site written in Mintlify-style MDX.
-You work in a fresh checkout of the docs on the branch ` + turn.Job.Branch + `. Your edits are validated, committed and proposed as a pull request for humans to review.
+You work in a fresh checkout of the docs on the branch ` + turn.Job.Branch + `. ` + publishing(turn) + `
 
 How to work:
 - Read before you edit: list_files, search and read_file. Edit with str_replace (exact, unique text), insert, create_file, delete_file and move_file.
@@ -162,14 +177,29 @@ How to work:
 		}
 		fmt.Fprintf(&b, "\nThe repository's maintainers left these instructions in %s; follow them where they concern writing the docs:\n<instructions file=%q>\n%s\n</instructions>\n", name, name, data)
 	}
+	b.WriteString(l.context.systemNote())
 	if earlier := earlierTurns(turn); earlier != "" {
 		b.WriteString("\nEarlier turns of this job, already committed on the branch:\n" + earlier)
 	}
 	return b.String()
 }
 
-func userPrompt(turn agentjob.Turn) string {
-	return "Instruction:\n" + turn.Message.Prompt
+// userPrompt is the instruction, and for a push whose repository is a
+// context repository, the push's diff.
+func (l *loop) userPrompt(turn agentjob.Turn) string {
+	p := "Instruction:\n" + turn.Message.Prompt
+	if l.context != nil && l.context.diff != "" {
+		p = strings.TrimRight(p, "\n") + "\n" + l.context.diff
+	}
+	return p
+}
+
+// publishing says what becomes of the model's edits.
+func publishing(turn agentjob.Turn) string {
+	if automerge(turn.Job) {
+		return "Your edits are validated, committed and pushed straight to " + turn.Job.Branch + ", with no pull request and no human review first, so change only what the instruction asks for."
+	}
+	return "Your edits are validated, committed and proposed as a pull request for humans to review."
 }
 
 func earlierTurns(turn agentjob.Turn) string {

@@ -55,8 +55,10 @@ type Config struct {
 	// failure that may pass (a forge answering 5xx or 429, a network
 	// error); it doubles with each attempt. Default 30s.
 	RetryDelay time.Duration
-	Log        *slog.Logger
-	Now        func() time.Time
+	// Context bounds each context repository a workflow run clones.
+	Context ContextLimits
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 // Runner runs turns; it implements agentjob.Runner.
@@ -113,6 +115,9 @@ func (r *Runner) RunTurn(ctx context.Context, turn agentjob.Turn, progress agent
 
 func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agentjob.Progress) (agentjob.TurnOutcome, error) {
 	job, project := turn.Job, turn.Project
+	if err := checkAutomerge(turn); err != nil {
+		return agentjob.TurnOutcome{}, err
+	}
 	creds, tokenSource, err := r.credentials(project)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
@@ -156,7 +161,18 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	}
 	defer func() { _ = ws.Close() }()
 
-	summary, usage, err := r.edit(ctx, turn, co, ws, progress)
+	// Context repositories are for a model to read; the builtin command
+	// language reads none.
+	var cx *turnContext
+	if len(runContext(job)) > 0 && job.Model != tenant.DefaultModel {
+		cx, err = r.cloneContext(ctx, turn, filepath.Join(wsDir.Path, "context"), creds, progress)
+		if err != nil {
+			return agentjob.TurnOutcome{}, err
+		}
+		defer cx.Close()
+	}
+
+	summary, usage, err := r.edit(ctx, turn, co, ws, cx, progress)
 	if err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
@@ -229,6 +245,31 @@ func (r *Runner) runTurn(ctx context.Context, turn agentjob.Turn, progress agent
 	return r.publish(ctx, turn, creds, tokenSource, cp, usage, progress)
 }
 
+// automerge reports whether the job's turns push straight to the base
+// branch, with no pull request.
+func automerge(job agentjob.Job) bool { return job.Run != nil && job.Run.Automerge }
+
+// checkAutomerge fails an automerge turn, before anything is cloned or
+// edited, when the project does not allow automerge or the job's branch is
+// not the project's base branch (the run was made for another base).
+func checkAutomerge(turn agentjob.Turn) error {
+	job, p := turn.Job, turn.Project
+	if !automerge(job) {
+		return nil
+	}
+	what := "the workflow"
+	if job.Workflow != "" {
+		what = "the workflow " + job.Workflow
+	}
+	if !p.AllowAutomerge {
+		return failf("%s asks for automerge, but project %s does not allow it; nothing was changed. To let its workflows push straight to %s: docsmith project update %s --allow-automerge", what, p.ID, p.BaseRef, p.ID)
+	}
+	if job.Branch != p.BaseRef {
+		return failf("%s asks for automerge, which pushes to the base branch, but this run works on %s and project %s's base branch is now %s; nothing was changed", what, job.Branch, p.ID, p.BaseRef)
+	}
+	return nil
+}
+
 // turnTrailer names the commit trailer that identifies a turn in git: a
 // repeated turn finds its own commit on the remote by it.
 const turnTrailer = "Docsmith-Turn"
@@ -244,9 +285,10 @@ const resumeDepth = 50
 
 // resumePoint is where a turn resumes: the checkpoint the store holds, or
 // its own commit found on the branch, pushed by an attempt that died (or
-// was stopped on shutdown) before it could record it. A repeated turn looks
-// through the branch's recent history; a first attempt (which may still be
-// a turn handed back on shutdown) only at the tip, which costs nothing.
+// was stopped on shutdown) before it could record it. A repeated turn, and
+// every automerge turn, looks through the branch's recent history; any
+// other first attempt (which may still be a turn handed back on shutdown)
+// only at the tip, which costs nothing.
 // When the job's branch is not on the remote (onRemote false), nothing of
 // this turn was pushed.
 func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitcli.Repo, onRemote bool, creds *gitcli.Credentials) (agentjob.Checkpoint, error) {
@@ -255,7 +297,9 @@ func (r *Runner) resumePoint(ctx context.Context, turn agentjob.Turn, repo *gitc
 		return cp, nil
 	}
 	depth := 1
-	if turn.Attempt > 1 {
+	if turn.Attempt > 1 || automerge(turn.Job) {
+		// An automerge turn's branch is the base branch, which others push
+		// to all the time: its own commit may already lie under theirs.
 		depth = resumeDepth
 	}
 	sha, found, err := repo.FindTrailer(ctx, turn.Job.Branch, turnTrailer, turnIdentity(turn), depth, creds)
@@ -287,6 +331,10 @@ func (r *Runner) publish(ctx context.Context, turn agentjob.Turn, creds *gitcli.
 	out := agentjob.TurnOutcome{Summary: cp.Summary, FilesChanged: cp.FilesChanged, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}
 	if cp.PRNumber != 0 {
 		out.PRLink, out.PRNumber = cp.PRLink, cp.PRNumber
+		return out, nil
+	}
+	if automerge(job) {
+		out.Summary = strings.TrimSpace(cp.Summary + fmt.Sprintf(" Pushed to %s.", job.Branch))
 		return out, nil
 	}
 	if turn.Project.ForgeKind == tenant.ForgeLocal {
@@ -324,28 +372,38 @@ const turnWorkspaces = "turn-"
 // workspacePrefix names a turn's workspace after its job, message and
 // attempt, so an operator can tell whose a directory is.
 func workspacePrefix(turn agentjob.Turn) string {
-	id := strings.Map(func(r rune) rune {
+	return fmt.Sprintf("%s%s-%d-%d-", turnWorkspaces, safeName(turn.Job.ID), turn.Message.Seq, turn.Attempt)
+}
+
+// safeName keeps the letters, digits and '-' of an id, at most 36 of them, for a directory name.
+func safeName(id string) string {
+	id = strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
 			return r
 		}
 		return -1
-	}, turn.Job.ID)
+	}, id)
 	if len(id) > 36 {
 		id = id[:36]
 	}
-	return fmt.Sprintf("%s%s-%d-%d-", turnWorkspaces, id, turn.Message.Seq, turn.Attempt)
+	return id
 }
 
-// SweepWorkspaces removes the workspaces of turns that no live process
-// runs any more (killed or crashed, in this process's past or in another
-// worker process sharing the work directory) and returns their names. The
-// server calls it at start-up; every turn calls it before it starts.
+// SweepWorkspaces removes the workspaces of turns (and of workflow reads)
+// that no live process runs any more (killed or crashed, in this process's
+// past or in another worker process sharing the work directory) and
+// returns their names. The server calls it at start-up; every turn calls
+// it before it starts.
 func (r *Runner) SweepWorkspaces() []string {
-	removed, err := workspace.Sweep(r.cfg.WorkDir, turnWorkspaces, r.cfg.Log)
-	if err != nil {
-		r.cfg.Log.Warn("sweeping stale workspaces failed", "dir", r.cfg.WorkDir, "err", err)
+	var all []string
+	for _, prefix := range []string{turnWorkspaces, syncWorkspaces} {
+		removed, err := workspace.Sweep(r.cfg.WorkDir, prefix, r.cfg.Log)
+		if err != nil {
+			r.cfg.Log.Warn("sweeping stale workspaces failed", "dir", r.cfg.WorkDir, "err", err)
+		}
+		all = append(all, removed...)
 	}
-	return removed
+	return all
 }
 
 // checkLease checks the turn's lease right before a side effect.
@@ -394,6 +452,7 @@ func transientGit(err error) bool {
 	msg := strings.ToLower(gerr.Stderr)
 	for _, s := range []string{
 		"could not resolve host", "connection refused", "connection reset", "connection timed out",
+		"failed to connect to", "couldn't connect to server", // curl's words for a refused connection
 		"operation timed out", "network is unreachable", "no route to host", "the remote end hung up",
 		"early eof", "returned error: 429", "returned error: 500", "returned error: 502", "returned error: 503",
 		"returned error: 504", "tls connection", "gnutls", "ssl_",
@@ -407,13 +466,17 @@ func transientGit(err error) bool {
 
 // checkout clones the job's branch if it exists on the remote (a follow-up),
 // or the base ref and creates the branch (the first turn), and reports
-// whether the branch was on the remote. A remote that cannot be reached for
-// now makes the turn run again later.
+// whether the branch was on the remote. An automerge job's branch is the
+// base branch itself, which it never creates. A remote that cannot be
+// reached for now makes the turn run again later.
 func (r *Runner) checkout(ctx context.Context, turn agentjob.Turn, dir string, creds *gitcli.Credentials) (*gitcli.Repo, bool, error) {
 	project, job := turn.Project, turn.Job
 	exists, err := r.cfg.Git.RemoteBranchExists(ctx, project.RepoURL, job.Branch, creds)
 	if err != nil {
 		return nil, false, r.gitFailure(turn, err, "the repository %s could not be reached: %s", redactURL(project.RepoURL), describe(err))
+	}
+	if !exists && automerge(job) {
+		return nil, false, failf("the base branch %s does not exist in %s, so there is nothing to push to", job.Branch, redactURL(project.RepoURL))
 	}
 	ref := project.BaseRef
 	if exists {
@@ -444,7 +507,7 @@ func (r *Runner) gitFailure(turn agentjob.Turn, err error, format string, args .
 
 // edit runs the job's model over the workspace and returns its summary and
 // the tokens it used.
-func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout, ws *tools.Workspace, progress agentjob.Progress) (string, agentjob.Usage, error) {
+func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout, ws *tools.Workspace, cx *turnContext, progress agentjob.Progress) (string, agentjob.Usage, error) {
 	if turn.Job.Model == tenant.DefaultModel {
 		summary, err := runBuiltin(ctx, turn.Message.Prompt, co.FS(), ws, progress)
 		return summary, agentjob.Usage{}, err
@@ -457,6 +520,7 @@ func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout
 		model:    model,
 		ws:       ws,
 		checkout: co,
+		context:  cx,
 		budgets:  r.cfg.Budgets,
 		progress: progress,
 		log:      r.cfg.Log,

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -271,6 +272,10 @@ type invocation struct {
 	remote *remote      // the transport used, nil for local-only commands
 	creds  *Credentials // offered to remote's host, if HTTP(S)
 	env    []string     // extra variables, e.g. the author
+	// stdout, when set, receives the command's output instead of the
+	// buffer run returns (which is then empty): for output whose size the
+	// caller bounds.
+	stdout io.Writer
 }
 
 // run runs one git command under the Git's timeout and returns its stdout.
@@ -296,6 +301,9 @@ func (g *Git) run(ctx context.Context, c *command, inv invocation) ([]byte, erro
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if inv.stdout != nil {
+		cmd.Stdout = inv.stdout
+	}
 	cmd.WaitDelay = waitDelay
 	setProcessGroup(cmd)
 
@@ -535,28 +543,6 @@ func cleanFailedClone(dir string, existed bool) error {
 
 // RemoteBranchExists reports whether remote has refs/heads/<branch>.
 func (g *Git) RemoteBranchExists(ctx context.Context, remoteURL, branch string, creds *Credentials) (bool, error) {
-	rem, err := parseRemote(remoteURL, g.allowHTTP)
-	if err != nil {
-		return false, fmt.Errorf("ls-remote: %w", err)
-	}
-	if err := ValidateRef(branch); err != nil {
-		return false, fmt.Errorf("ls-remote: branch: %w", err)
-	}
-	if err := creds.validate(); err != nil {
-		return false, fmt.Errorf("ls-remote: %w", err)
-	}
-	ref := "refs/heads/" + branch
-	c := gitCommand("ls-remote", "--heads").paths(rem.url, ref)
-	out, err := g.run(ctx, c, invocation{dir: g.home, remote: &rem, creds: creds})
-	if err != nil {
-		return false, fmt.Errorf("look up branch %q on %s: %w", branch, Redact(rem.url), err)
-	}
-	// ls-remote matches patterns against the end of ref names, so compare
-	// the whole name.
-	for line := range strings.SplitSeq(string(out), "\n") {
-		if _, name, ok := strings.Cut(line, "\t"); ok && name == ref {
-			return true, nil
-		}
-	}
-	return false, nil
+	_, found, err := g.RemoteBranchSHA(ctx, remoteURL, branch, creds)
+	return found, err
 }

@@ -247,6 +247,38 @@ func TestParseNumstat(t *testing.T) {
 	}
 }
 
+func TestParseLsTree(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    []TreeFile
+		wantErr bool
+	}{
+		{name: "empty", in: ""},
+		{name: "files, link, submodule", in: "100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391      12\ta b.md\x00" +
+			"120000 blob 0123456789012345678901234567890123456789       11\tlink\x00" +
+			"160000 commit 1234567890123456789012345678901234567890       -\tvendor/sub\x00",
+			want: []TreeFile{{Path: "a b.md", Mode: "100644", Size: 12}, {Path: "link", Mode: "120000", Size: 11}, {Path: "vendor/sub", Mode: "160000", Size: -1}}},
+		{name: "tab in a path", in: "100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 1\ta\tb\x00", want: []TreeFile{{Path: "a\tb", Mode: "100644", Size: 1}}},
+		{name: "no tab", in: "100644 blob e69 1 a\x00", wantErr: true},
+		{name: "bad size", in: "100644 blob e69 x\ta\x00", wantErr: true},
+		{name: "negative size", in: "100644 blob e69 -5\ta\x00", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseLsTree([]byte(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestParseVersion(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -321,8 +353,10 @@ func FuzzRedact(f *testing.F) {
 func FuzzParseGitOutput(f *testing.F) {
 	f.Add([]byte("R  c.txt\x00a.txt\x00?? u\x00"))
 	f.Add([]byte("1\t2\tx\x000\t0\t\x00a\x00b\x00"))
+	f.Add([]byte("100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391       0\ta b\x00160000 commit 1234567890123456789012345678901234567890       -\tsub\x00"))
 	f.Fuzz(func(t *testing.T, out []byte) {
 		_, _ = parseStatus(out)
 		_, _, _, _ = parseNumstat(out)
+		_, _ = parseLsTree(out)
 	})
 }

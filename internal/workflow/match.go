@@ -104,17 +104,29 @@ func Instruction(wf Workflow, p *Push, diff string) string {
 	}
 	fence(&b, "text", list.String())
 
-	if diff != "" {
-		b.WriteString("\n### Diff\n\n")
-		if len(diff) > MaxDiffBytes {
-			cut := truncateUTF8(diff, MaxDiffBytes)
-			if i := strings.LastIndexByte(cut, '\n'); i > 0 {
-				cut = cut[:i+1]
-			}
-			diff = cut + fmt.Sprintf("… diff cut at %d of %d bytes; read the files for the rest\n", len(cut), len(diff))
-		}
-		fence(&b, "diff", diff)
+	b.WriteString(DiffSection(diff))
+	return b.String()
+}
+
+// DiffSection renders a push's unified diff as the "### Diff" section of
+// an instruction: cut at MaxDiffBytes on a line boundary (saying so), in a
+// fence the diff cannot close. It is "" for an empty diff. Instruction
+// uses it, and so does the agent when it computes the diff itself from a
+// clone of the pushed repository.
+func DiffSection(diff string) string {
+	if diff == "" {
+		return ""
 	}
+	var b strings.Builder
+	b.WriteString("\n### Diff\n\n")
+	if len(diff) > MaxDiffBytes {
+		cut := truncateUTF8(diff, MaxDiffBytes)
+		if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+			cut = cut[:i+1]
+		}
+		diff = cut + fmt.Sprintf("… diff cut at %d of %d bytes; read the files for the rest\n", len(cut), len(diff))
+	}
+	fence(&b, "diff", diff)
 	return b.String()
 }
 

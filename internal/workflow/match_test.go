@@ -185,3 +185,26 @@ func TestSplitInstructionWithoutPushData(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffSection: the section Instruction ends with is DiffSection's, so
+// the agent's own diff of a push reads the same.
+func TestDiffSection(t *testing.T) {
+	t.Parallel()
+	if got := DiffSection(""); got != "" {
+		t.Fatalf("empty diff: %q", got)
+	}
+	diff := "diff --git a/a.go b/a.go\n+x := \"```\"\n"
+	got := DiffSection(diff)
+	if want := "\n### Diff\n\n````diff\n" + diff + "````\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	p := &Push{Repo: "acme/api", Branch: "main"}
+	if ins := Instruction(Workflow{Instruction: "x"}, p, diff); !strings.HasSuffix(ins, got) {
+		t.Fatalf("Instruction does not end with DiffSection:\n%s", ins)
+	}
+	long := strings.Repeat("+a line\n", MaxDiffBytes/8+10)
+	cut := DiffSection(long)
+	if !strings.Contains(cut, fmt.Sprintf("of %d bytes; read the files for the rest", len(long))) || len(cut) > MaxDiffBytes+200 {
+		t.Fatalf("long diff not cut: %d bytes", len(cut))
+	}
+}

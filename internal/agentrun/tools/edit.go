@@ -53,6 +53,9 @@ func (s step) record(l *ledger) {
 // recording each in the ledger as soon as it is on disk so that the ledger never disagrees with
 // the disk, even when a later step fails.
 func (w *Workspace) apply(steps ...step) error {
+	if w.readOnly {
+		return errors.New("tools: a read-only workspace cannot be changed")
+	}
 	next := w.ledger.clone()
 	for _, s := range steps {
 		s.record(next)

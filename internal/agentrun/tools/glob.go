@@ -21,6 +21,10 @@ type glob struct {
 func isGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 func compileGlob(field, pattern string) (*glob, error) {
+	return docsVocabulary.compileGlob(field, pattern)
+}
+
+func (v vocabulary) compileGlob(field, pattern string) (*glob, error) {
 	pattern = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(pattern), "./"), "/")
 	if pattern == "" {
 		return nil, toolErrorf("%s is empty; give a pattern such as \"*.mdx\" or \"guides/**/*.md\"", field)
@@ -39,7 +43,7 @@ func compileGlob(field, pattern string) (*glob, error) {
 			continue
 		}
 		if s == ".." {
-			return nil, toolErrorf("%s %s contains \"..\"; patterns are matched against paths inside the docs root", field, quoteShort(pattern))
+			return nil, toolErrorf("%s %s contains \"..\"; patterns are matched against paths inside %s", field, quoteShort(pattern), v.root)
 		}
 		if _, err := path.Match(s, ""); err != nil {
 			return nil, toolErrorf("%s %s is not a valid pattern (%v); use *, ? and [abc], e.g. \"guides/**/*.mdx\"", field, quoteShort(pattern), err)

@@ -22,26 +22,52 @@ const (
 	maxNameLen = 255
 )
 
+// vocabulary is how the tools' messages name the root they work in, an example path and the
+// read tools: the same checks speak of the docs root and list_files to the docs tools, and of
+// the repository root and list_context_files to the context tools.
+type vocabulary struct {
+	root    string // "the docs root"
+	scope   string // what a search without a path covers: "the docs"
+	example string // a path to show: "guides/quickstart.mdx"
+	list    string // the tool names
+	read    string
+	search  string
+}
+
+var docsVocabulary = vocabulary{
+	root:    "the docs root",
+	scope:   "the docs",
+	example: "guides/quickstart.mdx",
+	list:    "list_files",
+	read:    "read_file",
+	search:  "search",
+}
+
 // cleanPath checks a path from the model and returns it in clean slash form relative to the
 // docs root. field names the parameter in error messages. With allowRoot, an empty path or "."
 // means the docs root itself.
 func cleanPath(field, p string, allowRoot bool) (string, error) {
+	return docsVocabulary.cleanPath(field, p, allowRoot)
+}
+
+// cleanPath is the one path check of every tool, worded for v's root.
+func (v vocabulary) cleanPath(field, p string, allowRoot bool) (string, error) {
 	p = strings.TrimSpace(p)
 	switch {
 	case strings.ContainsRune(p, 0):
-		return "", toolErrorf("%s contains a NUL byte; give a plain path relative to the docs root, e.g. \"guides/quickstart.mdx\"", field)
+		return "", toolErrorf("%s contains a NUL byte; give a plain path relative to %s, e.g. %q", field, v.root, v.example)
 	case strings.ContainsRune(p, '\\'):
-		return "", toolErrorf("%s %s contains a backslash; use forward slashes, relative to the docs root, e.g. \"guides/quickstart.mdx\"", field, quoteShort(p))
+		return "", toolErrorf("%s %s contains a backslash; use forward slashes, relative to %s, e.g. %q", field, quoteShort(p), v.root, v.example)
 	case strings.IndexFunc(p, unicode.IsControl) >= 0 || !utf8.ValidString(p):
-		return "", toolErrorf("%s %s contains control characters or invalid UTF-8; give a plain path relative to the docs root", field, quoteShort(p))
+		return "", toolErrorf("%s %s contains control characters or invalid UTF-8; give a plain path relative to %s", field, quoteShort(p), v.root)
 	case len(p) > maxPathLen:
 		return "", toolErrorf("%s is %d bytes long; paths are at most %d bytes", field, len(p), maxPathLen)
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || filepath.IsAbs(p) || hasDriveLetter(p):
-		return "", toolErrorf("%s %s is absolute; give it relative to the docs root, without a leading \"/\", e.g. \"guides/quickstart.mdx\"", field, quoteShort(p))
+		return "", toolErrorf("%s %s is absolute; give it relative to %s, without a leading \"/\", e.g. %q", field, quoteShort(p), v.root, v.example)
 	}
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
-			return "", toolErrorf("%s %s contains \"..\"; paths are relative to the docs root and cannot leave it, so write the path from the docs root without \"..\"", field, quoteShort(p))
+			return "", toolErrorf("%s %s contains \"..\"; paths are relative to %s and cannot leave it, so write the path from %s without \"..\"", field, quoteShort(p), v.root, v.root)
 		}
 	}
 	c := path.Clean(p)
@@ -49,7 +75,7 @@ func cleanPath(field, p string, allowRoot bool) (string, error) {
 		if allowRoot {
 			return ".", nil
 		}
-		return "", toolErrorf("%s is empty; name a file relative to the docs root, e.g. \"guides/quickstart.mdx\"", field)
+		return "", toolErrorf("%s is empty; name a file relative to %s, e.g. %q", field, v.root, v.example)
 	}
 	for _, part := range strings.Split(c, "/") {
 		if strings.EqualFold(part, ".git") {
@@ -60,7 +86,7 @@ func cleanPath(field, p string, allowRoot bool) (string, error) {
 		}
 	}
 	if !filepath.IsLocal(filepath.FromSlash(c)) {
-		return "", toolErrorf("%s %s is not a plain relative path inside the docs root", field, quoteShort(p))
+		return "", toolErrorf("%s %s is not a plain relative path inside %s", field, quoteShort(p), v.root)
 	}
 	return c, nil
 }
@@ -73,12 +99,24 @@ func hasDriveLetter(p string) bool {
 // CI and tool configuration, not documentation, and a page should never be able to talk the
 // agent into changing them.
 func checkWritable(field, p string) error {
-	for _, part := range strings.Split(p, "/") {
-		if strings.HasPrefix(part, ".") {
-			return toolErrorf("%s %s is a hidden path (%s); the tools only change documentation files, not hidden files or directories", field, quoteShort(p), part)
-		}
+	if part := hiddenPart(p); part != "" {
+		return toolErrorf("%s %s is a hidden path (%s); the tools only change documentation files, not hidden files or directories", field, quoteShort(p), part)
 	}
 	return nil
+}
+
+// IsHidden reports whether the clean slash path p has a component that starts with '.': a path
+// the context tools refuse, so that there is no point in checking it out for them.
+func IsHidden(p string) bool { return hiddenPart(p) != "" }
+
+// hiddenPart returns the first component of the clean path p that starts with '.', or "".
+func hiddenPart(p string) string {
+	for _, part := range strings.Split(p, "/") {
+		if strings.HasPrefix(part, ".") && part != "." {
+			return part
+		}
+	}
+	return ""
 }
 
 // inspect returns the Lstat information of p, checking every component on the way so that no
@@ -98,10 +136,10 @@ func (w *Workspace) inspect(p string) (fs.FileInfo, error) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fsError(sub, err)
+			return nil, w.vocab.fsError(sub, err)
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, toolErrorf("%s is a symbolic link; the tools do not follow symlinks, even inside the docs root; use the path of the real file instead", sub)
+			return nil, toolErrorf("%s is a symbolic link; the tools do not follow symlinks, even inside %s; use the path of the real file instead", sub, w.vocab.root)
 		}
 		if i < len(parts)-1 && !fi.IsDir() {
 			return nil, toolErrorf("%s is a file, not a directory, so %s cannot exist", sub, p)
@@ -112,17 +150,19 @@ func (w *Workspace) inspect(p string) (fs.FileInfo, error) {
 
 // fsError turns an error from the root into a ToolError when the model can act on it, and keeps
 // it as a service error otherwise.
-func fsError(p string, err error) error {
+func fsError(p string, err error) error { return docsVocabulary.fsError(p, err) }
+
+func (v vocabulary) fsError(p string, err error) error {
 	var te *ToolError
 	switch {
 	case errors.As(err, &te):
 		return err
 	case errors.Is(err, fs.ErrNotExist):
-		return toolErrorf("%s does not exist; use list_files or search to find the right path", p)
+		return toolErrorf("%s does not exist; use %s or %s to find the right path", p, v.list, v.search)
 	case errors.Is(err, fs.ErrPermission):
 		return toolErrorf("%s cannot be accessed (permission denied); work on another file", p)
 	case strings.Contains(err.Error(), "escapes from parent") || strings.Contains(err.Error(), "path escapes"):
-		return toolErrorf("%s leads outside the docs root; give a path inside it", p)
+		return toolErrorf("%s leads outside %s; give a path inside it", p, v.root)
 	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP),
 		errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EILSEQ):
 		cause := err
@@ -146,7 +186,7 @@ func (w *Workspace) loadFile(ctx context.Context, p string) ([]byte, fs.FileInfo
 		return nil, nil, w.notFound(ctx, p)
 	}
 	if fi.IsDir() {
-		return nil, nil, toolErrorf("%s is a directory, not a file; use list_files to see what it holds", p)
+		return nil, nil, toolErrorf("%s is a directory, not a file; use %s to see what it holds", p, w.vocab.list)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, nil, toolErrorf("%s is not a regular file (%s); the tools only work on regular files", p, fi.Mode().Type())
@@ -156,7 +196,7 @@ func (w *Workspace) loadFile(ctx context.Context, p string) ([]byte, fs.FileInfo
 	}
 	f, err := w.root.Open(p)
 	if err != nil {
-		return nil, nil, fsError(p, err)
+		return nil, nil, w.vocab.fsError(p, err)
 	}
 	defer func() { _ = f.Close() }()
 	opened, err := f.Stat()
@@ -227,14 +267,14 @@ func (w *Workspace) notFound(ctx context.Context, p string) error {
 		})
 	}
 	if len(hints) > 0 {
-		return toolErrorf("%s does not exist; did you mean %s? Paths are relative to the docs root and include the extension", p, strings.Join(hints, " or "))
+		return toolErrorf("%s does not exist; did you mean %s? Paths are relative to %s and include the extension", p, strings.Join(hints, " or "), w.vocab.root)
 	}
-	return toolErrorf("%s does not exist; use list_files or search to find the right path", p)
+	return toolErrorf("%s does not exist; use %s or %s to find the right path", p, w.vocab.list, w.vocab.search)
 }
 
 // walk calls fn for every regular file under dir (which has been checked), in lexical order.
 // It never enters .git, hidden directories below dir, or symlinked directories, and skips
-// symlinks and other non-regular files.
+// symlinks and other non-regular files, and for a reader hidden files too.
 func (w *Workspace) walk(ctx context.Context, dir string, fn func(rel string, d fs.DirEntry) error) error {
 	err := fs.WalkDir(w.root.FS(), dir, func(rel string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
@@ -256,13 +296,16 @@ func (w *Workspace) walk(ctx context.Context, dir string, fn func(rel string, d 
 		if !d.Type().IsRegular() || strings.HasPrefix(name, tempPrefix) {
 			return nil
 		}
+		if w.readOnly && strings.HasPrefix(name, ".") {
+			return nil // a reader shows no hidden file either (see checkVisible)
+		}
 		return fn(rel, d)
 	})
 	if err != nil && !errors.Is(err, fs.SkipAll) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fsError(dir, err)
+		return w.vocab.fsError(dir, err)
 	}
 	return nil
 }

@@ -10,13 +10,13 @@ import (
 )
 
 func (w *Workspace) listFiles(ctx context.Context, a args) (string, error) {
-	dir, err := cleanPath("dir", a.str("dir"), true)
+	dir, err := w.vocab.cleanPath("dir", a.str("dir"), true)
 	if err != nil {
 		return "", err
 	}
 	var g *glob
 	if a.has("glob") && strings.TrimSpace(a.str("glob")) != "" {
-		if g, err = compileGlob("glob", a.str("glob")); err != nil {
+		if g, err = w.vocab.compileGlob("glob", a.str("glob")); err != nil {
 			return "", err
 		}
 	}
@@ -25,10 +25,10 @@ func (w *Workspace) listFiles(ctx context.Context, a args) (string, error) {
 		return "", err
 	}
 	if fi == nil {
-		return "", toolErrorf("directory %s does not exist; call list_files without dir to see the whole tree", dir)
+		return "", toolErrorf("directory %s does not exist; call %s without dir to see the whole tree", dir, w.vocab.list)
 	}
 	if !fi.IsDir() {
-		return "", toolErrorf("%s is a file, not a directory; use read_file to read it", dir)
+		return "", toolErrorf("%s is a file, not a directory; use %s to read it", dir, w.vocab.read)
 	}
 	var lines []string
 	more := false
@@ -53,7 +53,7 @@ func (w *Workspace) listFiles(ctx context.Context, a args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	where := "the docs root"
+	where := w.vocab.root
 	if dir != "." {
 		where = dir + "/"
 	}
@@ -73,7 +73,7 @@ func (w *Workspace) listFiles(ctx context.Context, a args) (string, error) {
 }
 
 func (w *Workspace) readFile(ctx context.Context, a args) (string, error) {
-	p, err := cleanPath("path", a.str("path"), false)
+	p, err := w.vocab.cleanPath("path", a.str("path"), false)
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +111,7 @@ func (w *Workspace) readFile(ctx context.Context, a args) (string, error) {
 	fmt.Fprintf(&b, "%s, lines %d-%d of %d:\n", p, start, end, total)
 	b.WriteString(numbered(lines, start, end, total))
 	if truncated {
-		fmt.Fprintf(&b, "\n[showing at most %d lines per call; call read_file with start_line=%d to read on]", w.limits.MaxReadLines, end+1)
+		fmt.Fprintf(&b, "\n[showing at most %d lines per call; call %s with start_line=%d to read on]", w.limits.MaxReadLines, w.vocab.read, end+1)
 	}
 	return b.String(), nil
 }
@@ -136,18 +136,18 @@ func (w *Workspace) search(ctx context.Context, a args) (string, error) {
 		match = func(line string) bool { return strings.Contains(strings.ToLower(line), lq) }
 	}
 
-	dir, scope := ".", "the docs"
+	dir, scope := ".", w.vocab.scope
 	var g *glob
 	if ps := strings.TrimSpace(a.str("path")); ps != "" {
 		if isGlob(ps) {
 			var err error
-			if g, err = compileGlob("path", ps); err != nil {
+			if g, err = w.vocab.compileGlob("path", ps); err != nil {
 				return "", err
 			}
 			scope = "files matching " + quoteShort(ps)
 		} else {
 			var err error
-			if dir, err = cleanPath("path", ps, true); err != nil {
+			if dir, err = w.vocab.cleanPath("path", ps, true); err != nil {
 				return "", err
 			}
 			fi, err := w.inspect(dir)

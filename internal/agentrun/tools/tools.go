@@ -11,9 +11,14 @@
 // Mistakes in a call come back as a *ToolError whose message tells the model how to fix the
 // call; the loop sends it back as the tool result. Any other error is the service's own failure.
 // The content of the docs is data: nothing a file says changes what the tools allow.
+//
+// Context (list_context_files, read_context_file, search_context) reads the repositories a
+// workflow names as context, each through an os.Root of its own, with the same checks and
+// hidden paths refused besides; it has no tool that writes.
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,6 +99,10 @@ type Workspace struct {
 	root     *os.Root
 	ownsRoot bool
 	ledger   *ledger
+	// vocab words the messages; readOnly is set for a reader (newReader), whose apply
+	// refuses every change.
+	vocab    vocabulary
+	readOnly bool
 }
 
 // New gives the tools the docs root root, opened by the caller from the
@@ -104,9 +113,15 @@ func New(root *os.Root, limits Limits) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{limits: l, root: root, ledger: newLedger()}
+	w := &Workspace{limits: l, root: root, ledger: newLedger(), vocab: docsVocabulary}
 	w.tools = w.toolTable()
 	return w, nil
+}
+
+// newReader is a workspace that only reads root, for the context tools: it offers no tools of
+// its own (the caller calls its read functions), and any change is refused.
+func newReader(root *os.Root, limits Limits, vocab vocabulary) *Workspace {
+	return &Workspace{limits: limits, root: root, ledger: newLedger(), vocab: vocab, readOnly: true}
 }
 
 // Open opens the directory docsRoot itself for the tools, for callers that
@@ -236,6 +251,15 @@ func Target(name, args string) string {
 			return name + " " + d
 		}
 		return name
+	case "list_context_files", "read_context_file", "search_context":
+		where := get("repo")
+		if p := cmp.Or(get("path"), get("dir")); p != "" {
+			where += ":" + p
+		}
+		if where == "" {
+			return name
+		}
+		return name + " " + where
 	default:
 		if p := get("path"); p != "" {
 			return name + " " + p

@@ -945,6 +945,10 @@ func TestTarget(t *testing.T) {
 		{"read_file", `not json`, "read_file"},
 		{"read_file", `"{\"path\": \"x.mdx\"}"`, "read_file x.mdx"},
 		{"read_file", `{"path": "` + strings.Repeat("a", 300) + `"}`, "read_file " + strings.Repeat("a", maxTargetLen) + "…"},
+		{"read_context_file", `{"repo": "acme/api", "path": "src/a.go"}`, "read_context_file acme/api:src/a.go"},
+		{"list_context_files", `{"repo": "acme/api", "dir": "src"}`, "list_context_files acme/api:src"},
+		{"search_context", `{"repo": "acme/api", "query": "secret"}`, "search_context acme/api"},
+		{"search_context", `{}`, "search_context"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
