@@ -53,6 +53,8 @@ Usage:
   docsmith export llms-txt DOMAIN DIR [--data DIR]                 write the domain's llms.txt and llms-full.txt into DIR
   docsmith job create --project P "INSTRUCTION" [--watch] | job get|watch --project P JOB_ID | job list --project P
                                                                    agent jobs over HTTP (--url, --key or DOCSMITH_URL, DOCSMITH_API_KEY)
+  docsmith workflow list --project P | workflow run --project P NAME [--watch] | workflow sync [PROJECT]
+                                                                   a project's workflows over HTTP (--url, --key as for jobs)
   docsmith analytics stats|conversations|gaps|feedback --domain D [--from DATE] [--to DATE] [--format table|json|csv]
                                                                    what readers asked a domain's assistant (--url, --key as for jobs)
   docsmith ui login                                                print a one-time sign-in link to the dashboard (--url, --key)
@@ -94,6 +96,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 	switch cmd + " " + sub {
 	case "job create", "job get", "job list", "job watch":
 		return jobCommand(ctx, sub, rest[1:], env)
+	case "workflow list", "workflow run", "workflow sync":
+		return workflowCommand(ctx, sub, rest[1:], env)
 	case "analytics stats", "analytics conversations", "analytics gaps", "analytics feedback":
 		return analyticsCommand(ctx, sub, rest[1:], env)
 	case "ui login":
