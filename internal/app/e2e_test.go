@@ -848,7 +848,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	// nullable fields exactly these.
 	schemas := s.doc.Components.Schemas
 	nullable := map[string][]string{
-		"Job":     {"prLink", "archivedAt", "completedAt", "summary", "error", "prNumber"},
+		"Job":     {"prLink", "archivedAt", "completedAt", "summary", "error", "prNumber", "workflow"},
 		"Message": {"summary", "error", "startedAt", "finishedAt"},
 		"JobList": {"nextCursor"},
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/app"
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -41,6 +42,8 @@ Usage:
   docsmith project create --org ORG --id PROJECT --repo URL_OR_PATH [--ref main]
                           [--forge github|gitlab|gitea|local] [--forge-url URL]
                           [--token-env VAR] [--token-file PATH] [--docs-root DIR] [--model PROVIDER/MODEL]
+                          [--webhook-secret-env VAR | --webhook-secret-file PATH] [--allow-automerge]
+  docsmith project update --id PROJECT [any flag of project create]   change only the flags given
   docsmith project list [--org ORG]
   docsmith domain create --org ORG --domain DOMAIN --project PROJECT [--ref REF] [--site-url URL]
                          [--model PROVIDER/MODEL] [--allowed-origin URL ...] [--finish-thread-id=false]
@@ -53,6 +56,8 @@ Usage:
   docsmith export llms-txt DOMAIN DIR [--data DIR]                 write the domain's llms.txt and llms-full.txt into DIR
   docsmith job create --project P "INSTRUCTION" [--watch] | job get|watch --project P JOB_ID | job list --project P
                                                                    agent jobs over HTTP (--url, --key or DOCSMITH_URL, DOCSMITH_API_KEY)
+  docsmith workflow list --project P | workflow run --project P NAME [--watch] | workflow sync [PROJECT]
+                                                                   a project's workflows over HTTP (--url, --key as for jobs)
   docsmith analytics stats|conversations|gaps|feedback --domain D [--from DATE] [--to DATE] [--format table|json|csv]
                                                                    what readers asked a domain's assistant (--url, --key as for jobs)
   docsmith ui login                                                print a one-time sign-in link to the dashboard (--url, --key)
@@ -94,11 +99,13 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 	switch cmd + " " + sub {
 	case "job create", "job get", "job list", "job watch":
 		return jobCommand(ctx, sub, rest[1:], env)
+	case "workflow list", "workflow run", "workflow sync":
+		return workflowCommand(ctx, sub, rest[1:], env)
 	case "analytics stats", "analytics conversations", "analytics gaps", "analytics feedback":
 		return analyticsCommand(ctx, sub, rest[1:], env)
 	case "ui login":
 		return uiLogin(ctx, rest[1:], env)
-	case "org create", "org list", "project create", "project list", "domain create", "domain list",
+	case "org create", "org list", "project create", "project update", "project list", "domain create", "domain list",
 		"key create", "key list", "key revoke", "config show",
 		"eval retrieval", "export llms-txt":
 		rest = rest[1:]
@@ -120,6 +127,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return orgList(ctx, rest, env)
 	case "project create":
 		return projectCreate(ctx, rest, env)
+	case "project update":
+		return projectUpdate(ctx, rest, env)
 	case "project list":
 		return projectList(ctx, rest, env)
 	case "domain create":
@@ -283,27 +292,45 @@ func orgList(ctx context.Context, args []string, env Env) error {
 	})
 }
 
+// projectFlags defines the flags of a project's fields on p, for project
+// create and (update true) project update.
+func projectFlags(fs *flag.FlagSet, p *tenant.Project, check *checkMode, update bool) {
+	org, repo := "organization that owns the project (required)", "git URL or local path of the docs repository (required)"
+	if update {
+		org, repo = "organization that owns the project (optional: refused if it is another)", "git URL or local path of the docs repository"
+	}
+	fs.StringVar(&p.OrgID, "org", "", org)
+	fs.StringVar(&p.ID, "id", "", "project id, URL-safe (required)")
+	fs.StringVar(&p.RepoURL, "repo", "", repo)
+	fs.StringVar(&p.BaseRef, "ref", "", "base branch (default main)")
+	fs.StringVar(&p.ForgeKind, "forge", "", "github, gitlab, gitea or local (default local)")
+	fs.StringVar(&p.ForgeURL, "forge-url", "", "forge API base URL")
+	fs.StringVar(&p.TokenEnv, "token-env", "", "environment variable that holds the forge token")
+	fs.StringVar(&p.TokenFile, "token-file", "", "file that holds the forge token")
+	fs.StringVar(&p.DocsRoot, "docs-root", "", "folder of the docs inside the repository (default the root)")
+	fs.StringVar(&p.Model, "model", "", "agent model: builtin, openai/NAME or anthropic/NAME (default builtin)")
+	fs.StringVar(&p.WebhookSecretEnv, "webhook-secret-env", "", "environment variable that holds the secret of the project's forge webhooks (POST /v2/hooks/PROJECT)")
+	fs.StringVar(&p.WebhookSecretFile, "webhook-secret-file", "", "file that holds the secret of the project's forge webhooks")
+	fs.BoolVar(&p.AllowAutomerge, "allow-automerge", false, "let workflows with automerge: true push straight to the base branch")
+	fs.Var(check, "check", "check that the repository, its base branch and the docs root can be read: true, false, or auto (default: local paths only)")
+}
+
+// webhookEnvFlag and webhookFileFlag are what CheckWebhookSecret's errors
+// call the two on the command line.
+const webhookEnvFlag, webhookFileFlag = "--webhook-secret-env", "--webhook-secret-file"
+
 func projectCreate(ctx context.Context, args []string, env Env) error {
 	var p tenant.Project
 	check := checkAuto
-	define := func(fs *flag.FlagSet) {
-		fs.StringVar(&p.OrgID, "org", "", "organization that owns the project (required)")
-		fs.StringVar(&p.ID, "id", "", "project id, URL-safe (required)")
-		fs.StringVar(&p.RepoURL, "repo", "", "git URL or local path of the docs repository (required)")
-		fs.StringVar(&p.BaseRef, "ref", "", "base branch (default main)")
-		fs.StringVar(&p.ForgeKind, "forge", "", "github, gitlab, gitea or local (default local)")
-		fs.StringVar(&p.ForgeURL, "forge-url", "", "forge API base URL")
-		fs.StringVar(&p.TokenEnv, "token-env", "", "environment variable that holds the forge token")
-		fs.StringVar(&p.TokenFile, "token-file", "", "file that holds the forge token")
-		fs.StringVar(&p.DocsRoot, "docs-root", "", "folder of the docs inside the repository (default the root)")
-		fs.StringVar(&p.Model, "model", "", "agent model: builtin, openai/NAME or anthropic/NAME (default builtin)")
-		fs.Var(&check, "check", "check that the repository, its base branch and the docs root can be read: true, false, or auto (default: local paths only)")
-	}
+	define := func(fs *flag.FlagSet) { projectFlags(fs, &p, &check, false) }
 	return withBackend(ctx, "project create", args, env, define, func(cfg config.Config, b *app.Backend, _ []string) error {
 		for name, v := range map[string]string{"org": p.OrgID, "id": p.ID, "repo": p.RepoURL} {
 			if err := required(name, v); err != nil {
 				return err
 			}
+		}
+		if err := tenant.CheckWebhookSecret(p, webhookEnvFlag, webhookFileFlag); err != nil {
+			return err
 		}
 		if err := checkProject(ctx, cfg, b, env, p, check); err != nil {
 			return err
@@ -317,6 +344,85 @@ func projectCreate(ctx context.Context, args []string, env Env) error {
 	})
 }
 
+// projectUpdate changes the fields of a project that its flags name, and
+// only those: --webhook-secret-env "" clears the variable, for example.
+// The repository is checked again, as project create checks it, when
+// --repo, --ref or --docs-root changes (or --check is given).
+func projectUpdate(ctx context.Context, args []string, env Env) error {
+	var given tenant.Project
+	var fs *flag.FlagSet
+	check := checkAuto
+	define := func(f *flag.FlagSet) {
+		fs = f
+		projectFlags(f, &given, &check, true)
+		f.Usage = func() {
+			fmt.Fprint(env.Stderr, "Usage: docsmith project update --id PROJECT [flags]\n\nChanges only the fields whose flags are given; an empty value clears an optional one.\n\n")
+			f.PrintDefaults()
+		}
+	}
+	return withBackend(ctx, "project update", args, env, define, func(cfg config.Config, b *app.Backend, pos []string) error {
+		if len(pos) != 0 {
+			return fmt.Errorf("project update takes only flags, not %q", pos[0])
+		}
+		if err := required("id", given.ID); err != nil {
+			return err
+		}
+		p, err := b.Tenants.GetProject(ctx, given.ID)
+		if err != nil {
+			return err
+		}
+		if flagGiven(fs, "org") && p.OrgID != given.OrgID {
+			return apperr.New(apperr.NotFound, "project %q not found in org %q", given.ID, given.OrgID)
+		}
+		changed := 0
+		recheck := check == checkOn
+		fs.Visit(func(f *flag.Flag) {
+			set, ok := projectFields[f.Name]
+			if !ok {
+				return
+			}
+			set(&p, given)
+			changed++
+			recheck = recheck || f.Name == "repo" || f.Name == "ref" || f.Name == "docs-root"
+		})
+		if changed == 0 {
+			return errors.New("nothing to change: give the flags of the fields to change (see docsmith project update --help)")
+		}
+		if err := tenant.CheckWebhookSecret(p, webhookEnvFlag, webhookFileFlag); err != nil {
+			return err
+		}
+		if recheck {
+			if err := checkProject(ctx, cfg, b, env, p, check); err != nil {
+				return err
+			}
+		}
+		if err := p.Normalize(); err != nil {
+			return err
+		}
+		if err := b.Tenants.UpdateProject(ctx, p); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, p.ID)
+		return nil
+	})
+}
+
+// projectFields copies one field, by its flag's name, from the flags'
+// values onto the project being updated (--org and --id only name it).
+var projectFields = map[string]func(dst *tenant.Project, src tenant.Project){
+	"repo":                func(d *tenant.Project, s tenant.Project) { d.RepoURL = s.RepoURL },
+	"ref":                 func(d *tenant.Project, s tenant.Project) { d.BaseRef = s.BaseRef },
+	"forge":               func(d *tenant.Project, s tenant.Project) { d.ForgeKind = s.ForgeKind },
+	"forge-url":           func(d *tenant.Project, s tenant.Project) { d.ForgeURL = s.ForgeURL },
+	"token-env":           func(d *tenant.Project, s tenant.Project) { d.TokenEnv = s.TokenEnv },
+	"token-file":          func(d *tenant.Project, s tenant.Project) { d.TokenFile = s.TokenFile },
+	"docs-root":           func(d *tenant.Project, s tenant.Project) { d.DocsRoot = s.DocsRoot },
+	"model":               func(d *tenant.Project, s tenant.Project) { d.Model = s.Model },
+	"webhook-secret-env":  func(d *tenant.Project, s tenant.Project) { d.WebhookSecretEnv = s.WebhookSecretEnv },
+	"webhook-secret-file": func(d *tenant.Project, s tenant.Project) { d.WebhookSecretFile = s.WebhookSecretFile },
+	"allow-automerge":     func(d *tenant.Project, s tenant.Project) { d.AllowAutomerge = s.AllowAutomerge },
+}
+
 func orgFilter(org *string) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) { fs.StringVar(org, "org", "", "only this organization's") }
 }
@@ -328,11 +434,23 @@ func projectList(ctx context.Context, args []string, env Env) error {
 		if err != nil {
 			return err
 		}
-		return table(env.Stdout, []string{"PROJECT", "ORG", "REPO", "REF", "FORGE", "DOCS ROOT", "MODEL"}, len(ps), func(i int) []string {
+		return table(env.Stdout, []string{"PROJECT", "ORG", "REPO", "REF", "FORGE", "DOCS ROOT", "MODEL", "WEBHOOK SECRET", "AUTOMERGE"}, len(ps), func(i int) []string {
 			p := ps[i]
-			return []string{p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.DocsRoot, p.Model}
+			return []string{p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.DocsRoot, p.Model, webhookSecretSource(p), yesNo(p.AllowAutomerge)}
 		})
 	})
+}
+
+// webhookSecretSource says where the project's webhook secret is read
+// from: the variable's or the file's name, never the secret.
+func webhookSecretSource(p tenant.Project) string {
+	switch {
+	case p.WebhookSecretEnv != "":
+		return "env " + p.WebhookSecretEnv
+	case p.WebhookSecretFile != "":
+		return "file " + p.WebhookSecretFile
+	}
+	return "-"
 }
 
 type stringList []string

@@ -158,6 +158,10 @@ func TestApplyErrors(t *testing.T) {
 		{"bool expected", "orgs:\n  - id: acme\n    domains:\n      - id: x\n        finish_thread_id: maybe\n",
 			[]string{`line 5: orgs[0].domains[0].finish_thread_id is "maybe"; it must be true or false`}},
 		{"top level", "org:\n  - id: acme\n", []string{`line 1: unknown key "org" in the top level; the keys there are orgs`}},
+		{"allow_automerge not a bool", "orgs:\n  - id: acme\n    projects:\n      - id: docs\n        repo: https://git.invalid/acme/docs.git\n        allow_automerge: maybe\n",
+			[]string{`line 6: orgs[0].projects[0].allow_automerge is "maybe"; it must be true or false`}},
+		{"two webhook secrets", "orgs:\n  - id: acme\n    projects:\n      - {id: docs, repo: \"https://git.invalid/acme/docs.git\", webhook_secret_env: HOOK, webhook_secret_file: /run/hook}\n",
+			[]string{`orgs[0] (acme).projects[0] (docs): invalid: webhook_secret_env and webhook_secret_file are both set`}},
 		{"missing local repository", "orgs:\n  - id: acme\n    projects:\n      - {id: docs, repo: /nonexistent/docs}\n",
 			[]string{`orgs[0].projects[0] (docs): project docs: invalid: repo "/nonexistent/docs": no such directory`}},
 	}

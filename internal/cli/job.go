@@ -82,10 +82,16 @@ func (c *jobClient) doURL(ctx context.Context, method, u string, out any) error 
 }
 
 func (c *jobClient) send(ctx context.Context, method, u string, rd io.Reader, hasBody bool, out any) error {
+	_, err := c.sendStatus(ctx, method, u, rd, hasBody, out)
+	return err
+}
+
+// sendStatus is send for a caller that tells successes apart by status.
+func (c *jobClient) sendStatus(ctx context.Context, method, u string, rd io.Reader, hasBody bool, out any) (int, error) {
 	path := u
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	if hasBody {
@@ -93,23 +99,23 @@ func (c *jobClient) send(ctx context.Context, method, u string, rd io.Reader, ha
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return unreachable(c.base, err)
+		return 0, unreachable(c.base, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return err
+		return resp.StatusCode, err
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s (HTTP %d)", e.Error, resp.StatusCode)
+			return resp.StatusCode, fmt.Errorf("%s (HTTP %d)", e.Error, resp.StatusCode)
 		}
-		return fmt.Errorf("HTTP %d from %s %s", resp.StatusCode, method, path)
+		return resp.StatusCode, fmt.Errorf("HTTP %d from %s %s", resp.StatusCode, method, path)
 	}
-	return json.Unmarshal(data, out)
+	return resp.StatusCode, json.Unmarshal(data, out)
 }
 
 // clientJob is the part of the job object the CLI shows.

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	// Workflow schedules name IANA zones; the embedded database makes them
+	// load the same on a host (or a slim container) without zoneinfo.
+	_ "time/tzdata"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -46,6 +49,7 @@ type Config struct {
 	Limits           Limits
 	Agent            Agent
 	Models           Models
+	Workflows        Workflows
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
@@ -70,6 +74,24 @@ type Models struct {
 	AnthropicBaseURL string
 	AnthropicAPIKey  string
 	CallTimeout      time.Duration
+}
+
+// Workflows configures agent workflows: their schedules, caps and the
+// background work that keeps them in step with each project's repository.
+type Workflows struct {
+	// Location is the zone cron expressions are read in.
+	Location *time.Location
+	// DailyCap is how many runs of one workflow may start in 24 hours
+	// (0: no cap).
+	DailyCap int
+	// NewRunWhileActive starts a second job when a workflow is triggered
+	// while its run is active, instead of queueing the trigger on that run.
+	NewRunWhileActive bool
+	// SyncInterval is how often each project's base ref is checked for
+	// changed workflow files.
+	SyncInterval time.Duration
+	// Tick is how often due schedule slots are looked for.
+	Tick time.Duration
 }
 
 // Limits are SPEC §6's rate limits; 0 turns a limit off.
@@ -177,6 +199,18 @@ func table() []option {
 		{name: "limit_assistant_per_key_month", def: "10000", desc: "assistant requests per key per 30 days (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerKeyMonth }, 0)},
 		{name: "limit_assistant_per_org_hour", def: "10000", desc: "assistant requests per organization per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerOrgHour }, 0)},
 		{name: "limit_assistant_per_ip_day", def: "10000", desc: "assistant requests per client IP per day (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPDay }, 0)},
+		{name: "workflow_timezone", def: "UTC", desc: "IANA time zone that workflow cron schedules are read in, such as Europe/Berlin", set: func(c *Config, v string) error {
+			loc, err := loadZone(v)
+			if err != nil {
+				return err
+			}
+			c.Workflows.Location = loc
+			return nil
+		}},
+		{name: "workflow_daily_cap", def: "50", desc: "runs of one workflow that may start in 24 hours, failed runs not counted (0: no cap)", set: integer(func(c *Config) *int { return &c.Workflows.DailyCap }, 0)},
+		{name: "workflow_new_run_while_active", def: "false", desc: "start a new job when a workflow is triggered while its run is active (false: queue the trigger on that run as a follow-up)", set: boolean(func(c *Config) *bool { return &c.Workflows.NewRunWhileActive })},
+		{name: "workflow_sync_interval", def: "5m", desc: "how often each project's base branch is checked for changed workflow files (a push webhook to it syncs at once)", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.SyncInterval }, 10*time.Second)},
+		{name: "workflow_tick", def: "30s", desc: "how often due workflow schedules are looked for", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.Tick }, time.Second)},
 	}
 }
 
@@ -258,6 +292,33 @@ func duration(field func(*Config) *time.Duration) func(*Config, string) error {
 		*field(c) = d
 		return nil
 	}
+}
+
+// durationAtLeast is duration with a floor, for intervals of background
+// work that would hammer the store or a forge if set too short.
+func durationAtLeast(field func(*Config) *time.Duration, minimum time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < minimum {
+			return fmt.Errorf("must be a duration like 30s or 5m, at least %s", minimum)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+// loadZone reads an IANA zone name. "Local" is refused: it would make a
+// schedule depend on the host it runs on, and replicas could disagree.
+func loadZone(v string) (*time.Location, error) {
+	bad := fmt.Errorf("must be an IANA time zone name such as UTC, Europe/Berlin or America/New_York")
+	if v == "" || v == "Local" || strings.TrimSpace(v) != v {
+		return nil, bad
+	}
+	loc, err := time.LoadLocation(v)
+	if err != nil {
+		return nil, bad
+	}
+	return loc, nil
 }
 
 // Loader binds the table to a command's flags.

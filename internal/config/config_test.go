@@ -215,3 +215,76 @@ func TestSecretValuesMaskedInErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkflowOptions checks the workflow options' defaults and that each
+// refuses what it cannot use, naming the option.
+func TestWorkflowOptions(t *testing.T) {
+	t.Parallel()
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Workflows
+	if w.Location != time.UTC || w.DailyCap != 50 || w.NewRunWhileActive || w.SyncInterval != 5*time.Minute || w.Tick != 30*time.Second {
+		t.Fatalf("workflow defaults = %+v", w)
+	}
+
+	c, err = load(t, []string{"--workflow-timezone", "Europe/Berlin", "--workflow-daily-cap", "0", "--workflow-new-run-while-active=true"}, map[string]string{
+		"DOCSMITH_WORKFLOW_SYNC_INTERVAL": "1m",
+		"DOCSMITH_WORKFLOW_TICK":          "5s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = c.Workflows
+	if w.Location.String() != "Europe/Berlin" || w.DailyCap != 0 || !w.NewRunWhileActive || w.SyncInterval != time.Minute || w.Tick != 5*time.Second {
+		t.Fatalf("workflow options = %+v", w)
+	}
+
+	tests := []struct {
+		env  string
+		bad  string
+		want string
+	}{
+		{"DOCSMITH_WORKFLOW_TIMEZONE", "Mars/Olympus_Mons", "IANA time zone"},
+		{"DOCSMITH_WORKFLOW_TIMEZONE", "Local", "IANA time zone"},
+		{"DOCSMITH_WORKFLOW_TIMEZONE", "", "IANA time zone"},
+		{"DOCSMITH_WORKFLOW_TIMEZONE", " UTC", "IANA time zone"},
+		{"DOCSMITH_WORKFLOW_DAILY_CAP", "-1", "at least 0"},
+		{"DOCSMITH_WORKFLOW_DAILY_CAP", "lots", "whole number"},
+		{"DOCSMITH_WORKFLOW_NEW_RUN_WHILE_ACTIVE", "sometimes", "true or false"},
+		{"DOCSMITH_WORKFLOW_SYNC_INTERVAL", "1s", "at least 10s"},
+		{"DOCSMITH_WORKFLOW_SYNC_INTERVAL", "soon", "at least 10s"},
+		{"DOCSMITH_WORKFLOW_TICK", "100ms", "at least 1s"},
+	}
+	for _, tc := range tests {
+		_, err := load(t, nil, map[string]string{tc.env: tc.bad})
+		name := strings.ToLower(strings.TrimPrefix(tc.env, "DOCSMITH_"))
+		if err == nil || !strings.Contains(err.Error(), name+" (from env "+tc.env+")") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%q: err = %v; want it to name %s and say %q", tc.env, tc.bad, err, name, tc.want)
+		}
+	}
+
+	// config show lists them with their sources; --help documents them.
+	c, err = load(t, []string{"--workflow-tick", "1m"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown, help bytes.Buffer
+	if err := c.Show(&shown); err != nil {
+		t.Fatal(err)
+	}
+	if err := Help(&help); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"workflow_timezone  ", "UTC", "workflow_tick  ", "flag --workflow-tick"} {
+		if !strings.Contains(shown.String(), want) {
+			t.Errorf("config show lacks %q:\n%s", want, shown.String())
+		}
+	}
+	for _, want := range []string{"--workflow-timezone", "DOCSMITH_WORKFLOW_DAILY_CAP", "--workflow-new-run-while-active", "--workflow-sync-interval", "--workflow-tick"} {
+		if !strings.Contains(help.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}

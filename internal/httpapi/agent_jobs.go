@@ -35,6 +35,11 @@ type jobJSON struct {
 	PRNumber     *int          `json:"prNumber"`
 	Usage        usageJSON     `json:"usage"`
 	Messages     []messageJSON `json:"messages"`
+	// Trigger is what started the job: api, or how a workflow run started
+	// (schedule, push, manual); Workflow is the run's workflow, null for
+	// jobs of the job API.
+	Trigger  string  `json:"trigger"`
+	Workflow *string `json:"workflow"`
 }
 
 type usageJSON struct {
@@ -96,6 +101,11 @@ func renderJob(j agentjob.Job) jobJSON {
 		FilesChanged: j.FilesChanged,
 		Usage:        usageJSON{InputTokens: j.Usage.InputTokens, OutputTokens: j.Usage.OutputTokens},
 		Messages:     make([]messageJSON, len(j.Messages)),
+		Trigger:      j.Trigger,
+		Workflow:     stringOrNull(j.Workflow),
+	}
+	if out.Trigger == "" {
+		out.Trigger = agentjob.TriggerAPI // a job stored before triggers were recorded
 	}
 	if out.FilesChanged == nil {
 		out.FilesChanged = []string{}

@@ -26,6 +26,11 @@ func (s *Server) routes() http.Handler {
 	t.add("POST /v2/agent/{projectId}/job/{id}/archive", s.handle(s.archiveJob))
 	t.add("POST /v2/agent/{projectId}/job/{id}/cancel", s.handle(s.cancelJob))
 	t.add("GET /v2/agent/{projectId}/job/{id}/events", s.handle(s.jobEvents))
+	t.add("GET /v2/agent/{projectId}/workflows", s.handle(s.listWorkflows))
+	t.add("POST /v2/agent/{projectId}/workflows/sync", s.handle(s.syncWorkflows))
+	t.add("POST /v2/agent/{projectId}/workflows/{name}/run", s.handle(s.runWorkflow))
+	// Forge webhooks carry no key: the project's webhook secret signs them.
+	t.add("POST /v2/hooks/{projectId}", s.handle(s.webhook))
 	t.add("POST /v2/domains/{domain}/index", s.handle(s.indexDomain))
 
 	t.add("GET /v2/analytics/{domain}/conversations", s.handle(s.analyticsConversations))

@@ -57,6 +57,9 @@ type Deps struct {
 	// Demo serves the demo docs site under /demo/ (and GET / redirects
 	// there); nil when this install has no demo.
 	Demo http.Handler
+	// Workflows runs agent workflows and takes forge webhooks
+	// (workflowrun.Service); nil answers their endpoints with 503.
+	Workflows Workflows
 }
 
 // Indexer builds a domain's search index (assistant.Indexer).

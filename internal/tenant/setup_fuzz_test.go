@@ -13,6 +13,8 @@ import (
 func FuzzParseSetup(f *testing.F) {
 	for _, seed := range []string{
 		"orgs:\n  - id: acme\n    projects:\n      - {id: docs, repo: /srv/docs}\n",
+		"orgs:\n  - id: acme\n    projects:\n      - {id: docs, repo: /srv/docs, webhook_secret_env: HOOK, allow_automerge: true}\n",
+		"orgs:\n  - id: acme\n    projects:\n      - {id: docs, repo: /srv/docs, webhook_secret_file: [x], allow_automerge: maybe}\n",
 		"orgs:\n  - id: acme\n    projects: nope\n",
 		"orgs:\n  - id: acme\n    domains:\n      - id: x\n        finish_thread_id: maybe\n        allowed_origins: {a: b}\n",
 		"org: [\n",
