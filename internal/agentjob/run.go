@@ -152,3 +152,10 @@ func (s *Service) followUpRun(ctx context.Context, projectID string, req RunRequ
 func (s *Service) runIdempotency(projectID, key string, now time.Time) *Idempotency {
 	return s.idempotency("run:"+projectID, key, key, now)
 }
+
+// ReplayRun returns the job an earlier run request with the same key made
+// or was queued on, so that a retried request can be answered before it is
+// counted against a rate limit. It starts nothing.
+func (s *Service) ReplayRun(ctx context.Context, projectID, key string) (Job, bool, error) {
+	return s.replay(ctx, projectID, s.runIdempotency(projectID, key, s.now()))
+}

@@ -37,6 +37,7 @@ import (
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
 	"github.com/docsmith/docsmith/internal/widget"
+	"github.com/docsmith/docsmith/internal/workflowrun"
 )
 
 // Main is one docsmith process. Set the fields, call Start, then Shutdown.
@@ -103,6 +104,22 @@ func (m *Main) Start(ctx context.Context) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	jobs := agentjob.NewService(b.Jobs, hub, m.Now)
+	// The agent reads the projects' repositories for the workflows too,
+	// in every role: a webhook on an API replica syncs them.
+	agent := m.agent(git)
+	workflows := workflowrun.New(b.Workflows, b.Tenants, jobs, agent, workflowrun.Config{
+		Location:          m.Config.Workflows.Location,
+		DailyCap:          m.Config.Workflows.DailyCap,
+		NewRunWhileActive: m.Config.Workflows.NewRunWhileActive,
+		SyncInterval:      m.Config.Workflows.SyncInterval,
+		Tick:              m.Config.Workflows.Tick,
+		LookupEnv:         m.LookupEnv,
+		Log:               m.Log,
+		Now:               m.Now,
+	})
+	if m.Config.Demo && b.Kind == BackendSQLite {
+		m.syncDemoWorkflows(ctx, tenants, workflows)
+	}
 	stats := analytics.NewService(b.Analytics)
 	ui, err := dashboard.New(dashboard.Deps{
 		Tenants:        tenants,
@@ -130,6 +147,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Analytics: stats,
 		UI:        ui,
 		Indexer:   indexer,
+		Workflows: workflows,
 		Limiter:   ratelimit.New(b.Limits, m.Now),
 		Limits: httpapi.Limits{
 			AgentPerProjectHour:  m.Config.Limits.AgentPerProjectHour,
@@ -178,7 +196,6 @@ func (m *Main) Start(ctx context.Context) error {
 		m.workerID = fmt.Sprintf("%s/%d/%d", host, os.Getpid(), m.Now().UnixNano())
 		runner := m.Runner
 		if runner == nil {
-			agent := m.agent(git)
 			// Workspaces of turns killed with an earlier process go now;
 			// each turn sweeps again before it starts.
 			agent.SweepWorkspaces()
@@ -196,6 +213,9 @@ func (m *Main) Start(ctx context.Context) error {
 		poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
 		m.stopPool = stopPool
 		m.wg.Go(func() { pool.Run(poolCtx) })
+		// Every worker process ticks the schedules: each slot's key makes
+		// it start once, however many tick at the same time.
+		m.wg.Go(func() { workflows.Run(poolCtx) })
 	}
 	if demo != nil {
 		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
@@ -217,6 +237,23 @@ func (m *Main) demoSite(ctx context.Context, tenants *tenant.Service, widgetPath
 		return nil, err
 	}
 	return site, nil
+}
+
+// syncDemoWorkflows reads the demo project's workflows once, so that its
+// scheduled workflow runs without anyone syncing it first. Like the demo
+// page, it is a convenience: a failure is logged, not fatal.
+func (m *Main) syncDemoWorkflows(ctx context.Context, tenants *tenant.Service, workflows *workflowrun.Service) {
+	p, err := tenants.Store().GetProject(ctx, DemoProject)
+	if err != nil {
+		return // no demo project in this data directory
+	}
+	l, err := workflows.List(ctx, p)
+	if err == nil && !l.SyncedAt.IsZero() {
+		return
+	}
+	if _, err := workflows.Sync(ctx, p); err != nil {
+		m.Log.Warn("demo workflows not synced", "err", err)
+	}
 }
 
 // Addr is the address the server listens on.

@@ -79,6 +79,9 @@ func TestRealGiteaWebhookRunsWorkflow(t *testing.T) {
 		"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "false",
 		"DOCSMITH_GIT_ALLOW_HTTP": "true", "DOCSMITH_QUEUE_POLL": "100ms",
 		"DOCSMITH_OPENAI_BASE_URL": model.URL, "DOCSMITH_OPENAI_API_KEY": "test-key",
+		// One tick, at the start: the demo docs' own scheduled workflow
+		// must not run in the middle of the test.
+		"DOCSMITH_WORKFLOW_TICK": "1h",
 	}
 	cfg, err := config.Bind(flag.NewFlagSet("test", flag.ContinueOnError), true).Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
@@ -106,7 +109,8 @@ func TestRealGiteaWebhookRunsWorkflow(t *testing.T) {
 		} `json:"workflows"`
 	}
 	apiCall(t, key, http.MethodPost, base+"/v2/agent/docs/workflows/sync", "", http.StatusOK, &listing)
-	if len(listing.Workflows) != 1 || listing.Workflows[0].ID != "update-docs" {
+	// The sample docs bring a scheduled workflow of their own.
+	if len(listing.Workflows) != 2 || listing.Workflows[1].ID != "update-docs" {
 		t.Fatalf("synced workflows = %+v", listing.Workflows)
 	}
 

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -55,25 +54,6 @@ func (sp SetupProject) Project(orgID string) Project {
 	return Project{ID: sp.ID, OrgID: orgID, RepoURL: sp.Repo, BaseRef: sp.Ref, ForgeKind: sp.Forge, ForgeURL: sp.ForgeURL,
 		TokenEnv: sp.TokenEnv, TokenFile: sp.TokenFile, DocsRoot: sp.DocsRoot, Model: sp.Model,
 		WebhookSecretEnv: sp.WebhookSecretEnv, WebhookSecretFile: sp.WebhookSecretFile, AllowAutomerge: sp.AllowAutomerge}
-}
-
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,254}$`)
-
-// CheckWebhookSecret checks where a project names its webhook secret: at
-// most one of an environment variable (a portable name) and a file (a
-// path of one line). envKey and fileKey are what the caller calls the two
-// (flags, set-up file keys), for its errors.
-func CheckWebhookSecret(p Project, envKey, fileKey string) error {
-	if p.WebhookSecretEnv != "" && p.WebhookSecretFile != "" {
-		return apperr.New(apperr.Invalid, "%s and %s are both set; name the webhook secret's variable or its file, not both", envKey, fileKey)
-	}
-	if p.WebhookSecretEnv != "" && !envNamePattern.MatchString(p.WebhookSecretEnv) {
-		return apperr.New(apperr.Invalid, "%s %q is not an environment variable name: use letters, digits and '_', not starting with a digit (the variable's name, never the secret itself)", envKey, p.WebhookSecretEnv)
-	}
-	if f := p.WebhookSecretFile; f != "" && (strings.TrimSpace(f) != f || strings.ContainsFunc(f, unicode.IsControl)) {
-		return apperr.New(apperr.Invalid, "%s %q is not a file path: no spaces around it and no control characters", fileKey, f)
-	}
-	return nil
 }
 
 // SetupDomain mirrors 'docsmith domain create'.

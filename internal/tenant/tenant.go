@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
@@ -168,17 +169,31 @@ func (p *Project) Normalize() error {
 	if strings.HasPrefix(p.DocsRoot, "..") || strings.Contains(p.DocsRoot, "/../") {
 		return apperr.New(apperr.Invalid, "docs-root %q must stay inside the repository", p.DocsRoot)
 	}
-	if p.WebhookSecretEnv != "" && p.WebhookSecretFile != "" {
-		return apperr.New(apperr.Invalid, "name the webhook secret with either --webhook-secret-env or --webhook-secret-file, not both")
-	}
-	// The value is not repeated: what was given may be the secret itself.
-	if p.WebhookSecretEnv != "" && !envNamePattern.MatchString(p.WebhookSecretEnv) {
-		return apperr.New(apperr.Invalid, "--webhook-secret-env must name an environment variable (letters, digits and '_', not starting with a digit), not hold the secret")
+	if err := CheckWebhookSecret(*p, "--webhook-secret-env", "--webhook-secret-file"); err != nil {
+		return err
 	}
 	if p.Model == "" {
 		p.Model = DefaultModel
 	}
 	return ValidAgentModel(p.Model)
+}
+
+// CheckWebhookSecret checks where a project names its webhook secret: at
+// most one of an environment variable (a portable name) and a file (a
+// path of one line). envKey and fileKey are what the caller calls the two
+// (flags, set-up file keys), for its errors.
+func CheckWebhookSecret(p Project, envKey, fileKey string) error {
+	if p.WebhookSecretEnv != "" && p.WebhookSecretFile != "" {
+		return apperr.New(apperr.Invalid, "%s and %s are both set; name the webhook secret's variable or its file, not both", envKey, fileKey)
+	}
+	if p.WebhookSecretEnv != "" && !envNamePattern.MatchString(p.WebhookSecretEnv) {
+		// The value is not repeated: what was given may be the secret itself.
+		return apperr.New(apperr.Invalid, "%s is not an environment variable name: use letters, digits and '_', not starting with a digit (the variable's name, never the secret itself)", envKey)
+	}
+	if f := p.WebhookSecretFile; f != "" && (strings.TrimSpace(f) != f || strings.ContainsFunc(f, unicode.IsControl)) {
+		return apperr.New(apperr.Invalid, "%s %q is not a file path: no spaces around it and no control characters", fileKey, f)
+	}
+	return nil
 }
 
 // Normalize fills defaults and checks a domain before it is stored.

@@ -35,8 +35,9 @@ type Config struct {
 	// while its last run is still active; by default the trigger is queued
 	// on that run as a follow-up.
 	NewRunWhileActive bool
-	// SyncInterval is how often each project's base ref is checked for a
-	// move (pushes to it that reach the webhook sync at once).
+	// SyncInterval is how often the base ref of each project that uses
+	// workflows is checked for a move (pushes to it that reach the webhook
+	// sync at once).
 	SyncInterval time.Duration
 	// Tick is how often due schedule slots are looked for.
 	Tick time.Duration
@@ -193,10 +194,26 @@ func (s *Service) RunManual(ctx context.Context, p tenant.Project, workflowID, k
 	if why := refusal(p, wf); why != "" {
 		return agentjob.Job{}, "", apperr.New(apperr.Conflict, "workflow %s cannot run: %s", wf.ID, why)
 	}
-	if key != "" {
-		key = "manual:" + key
+	return s.start(ctx, p, wf, agentjob.TriggerManual, nil, manualKey(workflowID, key))
+}
+
+// ReplayManual returns the job an earlier RunManual of the workflow with
+// the same key started or was queued on; it starts nothing. It is false for
+// an empty or unused key.
+func (s *Service) ReplayManual(ctx context.Context, p tenant.Project, workflowID, key string) (agentjob.Job, bool, error) {
+	if key == "" {
+		return agentjob.Job{}, false, nil
 	}
-	return s.start(ctx, p, wf, agentjob.TriggerManual, nil, key)
+	return s.jobs.ReplayRun(ctx, p.ID, manualKey(workflowID, key))
+}
+
+// manualKey is a manual run's key: the caller's Idempotency-Key, for one
+// workflow.
+func manualKey(workflowID, key string) string {
+	if key == "" {
+		return ""
+	}
+	return "manual:" + workflowID + ":" + key
 }
 
 // start makes a run of wf: a new job, or a follow-up on its active run.
@@ -420,7 +437,10 @@ func (s *Service) Tick(ctx context.Context) error {
 
 // syncIfMoved reads the project's workflows again when its base ref is no
 // longer at the commit they were read at. It asks the remote at most once
-// per SyncInterval.
+// per SyncInterval, and only for projects that use workflows: those synced
+// once (by 'docsmith workflow sync', the sync endpoint or a push webhook
+// from the docs repository) and those that name a webhook secret. Other
+// projects' remotes are never polled.
 func (s *Service) syncIfMoved(ctx context.Context, p tenant.Project) error {
 	now := s.cfg.Now()
 	s.mu.Lock()
@@ -429,12 +449,15 @@ func (s *Service) syncIfMoved(ctx context.Context, p tenant.Project) error {
 	if ok && now.Sub(last) < s.cfg.SyncInterval {
 		return nil
 	}
-	s.checked(p.ID, now)
-	sha, err := s.repos.BaseSHA(ctx, p)
+	state, _, err := s.store.Workflows(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	state, _, err := s.store.Workflows(ctx, p.ID)
+	if state.SyncedAt.IsZero() && p.WebhookSecretEnv == "" && p.WebhookSecretFile == "" {
+		return nil
+	}
+	s.checked(p.ID, now)
+	sha, err := s.repos.BaseSHA(ctx, p)
 	if err != nil {
 		return err
 	}

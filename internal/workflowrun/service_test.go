@@ -50,6 +50,7 @@ type repos struct {
 	sha   string
 	files map[string]string
 	reads atomic.Int32
+	polls atomic.Int32
 }
 
 func (r *repos) set(sha string, files map[string]string) {
@@ -59,6 +60,7 @@ func (r *repos) set(sha string, files map[string]string) {
 }
 
 func (r *repos) BaseSHA(context.Context, tenant.Project) (string, error) {
+	r.polls.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sha, nil
@@ -444,5 +446,30 @@ func TestPushToTheDocsBaseSyncs(t *testing.T) {
 	l, err := s.List(ctx, e.project)
 	if err != nil || l.BaseSHA != "cccc" || len(l.Workflows) != 2 {
 		t.Fatalf("listing after the push: %+v %v", l, err)
+	}
+}
+
+// A project that never used workflows (never synced, no webhook secret) is
+// not polled; once synced by hand, it is.
+func TestOnlyProjectsUsingWorkflowsArePolled(t *testing.T) {
+	t.Parallel()
+	e := setup(t, sqliteStore(t))
+	ctx := context.Background()
+	plain := tenant.Project{ID: "plain", OrgID: "acme", RepoURL: "https://git.example/acme/plain.git", BaseRef: "main", Model: "builtin", CreatedAt: e.clock.Now()}
+	if err := e.store.CreateProject(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	s := e.service(workflowrun.Config{SyncInterval: time.Minute})
+	e.tick(s)
+	if n := e.repos.polls.Load(); n != 1 {
+		t.Fatalf("%d base refs polled, want 1 (only the project with a webhook secret)", n)
+	}
+	if _, err := s.Sync(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Set(e.clock.Now().Add(2 * time.Minute))
+	e.tick(s)
+	if n := e.repos.polls.Load(); n != 3 {
+		t.Fatalf("%d base refs polled in all, want 3 (both projects the second time)", n)
 	}
 }
