@@ -62,7 +62,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	browser := browsertest.Find(t)
 	artifacts := browsertest.ArtifactsDir(t, "dashboard")
 	dir := t.TempDir()
-	env := map[string]string{"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "true", "DOCSMITH_WORKERS": "1"}
+	// One workflow tick, at the start: the demo's scheduled workflow does
+	// not add jobs in the middle of a test.
+	env := map[string]string{"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "true", "DOCSMITH_WORKERS": "1", "DOCSMITH_WORKFLOW_TICK": "1h"}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	loader := config.Bind(fs, true)
 	if err := fs.Parse(nil); err != nil {

@@ -12,7 +12,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/browsertest"
@@ -22,7 +24,9 @@ import (
 // startDemo starts docsmith as make run does (the demo on) on dir.
 func startDemo(t testing.TB, dir string) (*app.Main, *bytes.Buffer) {
 	t.Helper()
-	env := map[string]string{"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "true", "DOCSMITH_WORKERS": "1"}
+	// One workflow tick, at the start: the demo's scheduled workflow does
+	// not add jobs in the middle of a test.
+	env := map[string]string{"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "true", "DOCSMITH_WORKERS": "1", "DOCSMITH_WORKFLOW_TICK": "1h"}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	loader := config.Bind(fs, true)
 	if err := fs.Parse(nil); err != nil {
@@ -186,4 +190,81 @@ func TestDemoPageUnreadableKey(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound || strings.Contains(out.String(), "the demo docs site") {
 		t.Errorf("GET /demo/ is %d; start printed:\n%s", res.StatusCode, out)
 	}
+}
+
+// TestDemoScheduledWorkflowRuns: make run's demo shows a scheduled
+// workflow working. The sample docs' check-navigation workflow is read on
+// the first start, and when its next ten-minute slot comes (the clock is
+// moved there) the real agent runs it with the builtin model: a job with
+// trigger schedule that reports on the navigation and changes nothing.
+func TestDemoScheduledWorkflowRuns(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Date(2026, 5, 4, 12, 1, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	env := map[string]string{"DOCSMITH_DATA_DIR": t.TempDir(), "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "true",
+		"DOCSMITH_WORKERS": "1", "DOCSMITH_WORKFLOW_TICK": "1s", "DOCSMITH_QUEUE_POLL": "100ms"}
+	cfg, err := config.Bind(flag.NewFlagSet("serve", flag.ContinueOnError), true).Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	m := &app.Main{Config: cfg, Log: cfg.Logger(io.Discard), Out: &out, Now: clock}
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	key := regexp.MustCompile(`svc_[A-Za-z0-9]+_[A-Za-z0-9_-]+`).FindString(out.String())
+	if key == "" || strings.HasPrefix(key, "svc_dsc_") {
+		t.Fatalf("no admin key in the first start's output:\n%s", out.String())
+	}
+	base := "http://" + m.Addr() + "/v2/agent/demo"
+	var listing struct {
+		Workflows []struct {
+			ID      string  `json:"id"`
+			NextRun *string `json:"nextRun"`
+		} `json:"workflows"`
+	}
+	apiCall(t, key, http.MethodGet, base+"/workflows", "", http.StatusOK, &listing)
+	if len(listing.Workflows) != 1 || listing.Workflows[0].ID != "check-navigation" || listing.Workflows[0].NextRun == nil || !strings.HasPrefix(*listing.Workflows[0].NextRun, "2026-05-04T12:10:00") {
+		t.Fatalf("the demo's workflows = %+v (next run %s)", listing.Workflows, deref(listing.Workflows[0].NextRun))
+	}
+
+	mu.Lock()
+	now = time.Date(2026, 5, 4, 12, 10, 2, 0, time.UTC)
+	mu.Unlock()
+	var jobs struct {
+		Jobs []struct {
+			ID       string  `json:"id"`
+			Status   string  `json:"status"`
+			Trigger  string  `json:"trigger"`
+			Workflow *string `json:"workflow"`
+			Summary  *string `json:"summary"`
+			PRLink   *string `json:"prLink"`
+		} `json:"jobs"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		apiCall(t, key, http.MethodGet, base+"/jobs", "", http.StatusOK, &jobs)
+		if len(jobs.Jobs) == 1 && jobs.Jobs[0].Status != "active" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no settled scheduled run after 30s: %+v", jobs.Jobs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	j := jobs.Jobs[0]
+	if j.Status != "completed" || j.Trigger != "schedule" || j.Workflow == nil || *j.Workflow != "check-navigation" || j.PRLink != nil ||
+		j.Summary == nil || !strings.Contains(*j.Summary, "navigation") {
+		t.Fatalf("the scheduled run = %+v (summary %v)", j, deref(j.Summary))
+	}
+	t.Logf("summary: %s", *j.Summary)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }
