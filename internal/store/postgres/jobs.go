@@ -13,6 +13,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/store/nulljson"
 )
 
 // querier is a pool or a transaction.
@@ -81,7 +82,7 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 				return nil
 			}
 		}
-		run, err := nullJSON(job.Run)
+		run, err := nulljson.Encode(job.Run)
 		if err != nil {
 			return fmt.Errorf("encode run spec: %w", err)
 		}
@@ -117,7 +118,7 @@ const insertTurn = `INSERT INTO job_turns (job_id, seq, prompt, state, created_a
 
 // turnArgs are insertTurn's arguments for message m of job jobID.
 func turnArgs(jobID string, m agentjob.Message) ([]any, error) {
-	push, err := nullJSON(m.Push)
+	push, err := nulljson.Encode(m.Push)
 	if err != nil {
 		return nil, fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
 	}
@@ -181,7 +182,7 @@ func scanJob(row pgx.Row) (agentjob.Job, error) {
 	if err != nil {
 		return j, err
 	}
-	if j.Run, err = fromNullJSON[agentjob.RunSpec](run); err != nil {
+	if j.Run, err = nulljson.Decode[agentjob.RunSpec](run); err != nil {
 		return j, fmt.Errorf("decode run spec of job %s: %w", j.ID, err)
 	}
 	j.Status = agentjob.Status(status)
@@ -230,7 +231,7 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 			return nil, fmt.Errorf("scan message: %w", err)
 		}
 		var err error
-		if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
+		if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
 			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
 		}
 		m.State = agentjob.TurnState(state)

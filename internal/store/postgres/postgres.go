@@ -15,7 +15,6 @@ package postgres
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -233,30 +232,6 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
-}
-
-// nullJSON encodes v for a nullable json column: nil is NULL.
-func nullJSON[T any](v *T) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-// fromNullJSON decodes a nullable json column: NULL is nil.
-func fromNullJSON[T any](b []byte) (*T, error) {
-	if b == nil {
-		return nil, nil
-	}
-	v := new(T)
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 func nonNil(s []string) []string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/store/nulljson"
 )
 
 type querier interface {
@@ -75,7 +76,7 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 		if err != nil {
 			return fmt.Errorf("encode files: %w", err)
 		}
-		run, err := nullJSON(job.Run)
+		run, err := nulljson.Encode(job.Run)
 		if err != nil {
 			return fmt.Errorf("encode run spec: %w", err)
 		}
@@ -104,7 +105,7 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 }
 
 func insertTurn(ctx context.Context, tx *sql.Tx, jobID string, m agentjob.Message) error {
-	push, err := nullJSON(m.Push)
+	push, err := nulljson.Encode(m.Push)
 	if err != nil {
 		return fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
 	}
@@ -151,7 +152,7 @@ func scanJob(row scanner) (agentjob.Job, error) {
 	if err != nil {
 		return j, err
 	}
-	if j.Run, err = fromNullJSON[agentjob.RunSpec](run); err != nil {
+	if j.Run, err = nulljson.Decode[agentjob.RunSpec](run); err != nil {
 		return j, fmt.Errorf("decode run spec of job %s: %w", j.ID, err)
 	}
 	j.Status = agentjob.Status(status)
@@ -206,7 +207,7 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 			return nil, fmt.Errorf("scan message: %w", err)
 		}
 		var err error
-		if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
+		if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
 			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
 		}
 		m.State = agentjob.TurnState(state)

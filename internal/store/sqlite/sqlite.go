@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -192,30 +191,6 @@ func timePtr(n sql.NullInt64) *time.Time {
 	}
 	t := fromMicros(n.Int64)
 	return &t
-}
-
-// nullJSON encodes v for a nullable JSON column: nil is NULL.
-func nullJSON[T any](v *T) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-// fromNullJSON decodes a nullable JSON column: NULL is nil.
-func fromNullJSON[T any](b []byte) (*T, error) {
-	if b == nil {
-		return nil, nil
-	}
-	v := new(T)
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 func isUniqueViolation(err error) bool {
