@@ -297,6 +297,22 @@ func TestJobPages(t *testing.T) {
 	if p := b.post(path+"/archive", url.Values{"csrf": {csrf}}); p.status != http.StatusSeeOther {
 		t.Fatalf("archive: %d %s", p.status, p.body)
 	}
+
+	// A workflow's run says which workflow started it, and how.
+	project, err := f.tenants.Store().GetProject(t.Context(), "acme-docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := f.jobs.StartRun(t.Context(), project, agentjob.RunRequest{Trigger: agentjob.TriggerSchedule, Workflow: "weekly-links", Prompt: "fix broken links everywhere", Key: "slot-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get("/ui/projects/acme-docs/jobs"); !strings.Contains(p.body, "workflow weekly-links, schedule run") {
+		t.Errorf("the jobs list does not show the run's workflow")
+	}
+	if p := b.get("/ui/projects/acme-docs/jobs/" + run.ID); !strings.Contains(p.body, "<code>weekly-links</code>, a schedule run") {
+		t.Errorf("the job page does not show the run's workflow")
+	}
 }
 
 func TestLiveTimeline(t *testing.T) {
