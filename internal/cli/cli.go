@@ -593,6 +593,11 @@ func apply(ctx context.Context, args []string, env Env) error {
 		// them, before anything is written.
 		for i, o := range setup.Orgs {
 			for j, sp := range o.Projects {
+				// Named by the file's keys, before Normalize names them by
+				// the flags.
+				if err := tenant.CheckWebhookSecret(sp.Project(o.ID), "webhook_secret_env", "webhook_secret_file"); err != nil {
+					return fmt.Errorf("orgs[%d] (%s).projects[%d] (%s): %w", i, o.ID, j, sp.ID, err)
+				}
 				if err := checkProject(ctx, cfg, b, env, sp.Project(o.ID), checkAuto); err != nil {
 					return fmt.Errorf("orgs[%d].projects[%d] (%s): %w", i, j, sp.ID, err)
 				}

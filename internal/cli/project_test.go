@@ -99,7 +99,7 @@ func TestProjectUpdate(t *testing.T) {
 		{"a bad model", []string{"--id", "docs", "--model", "extractive"}, "assistant model"},
 		{"the repository is checked again", []string{"--id", "docs", "--repo", missing}, "no such directory"},
 		{"both secrets", []string{"--id", "docs", "--webhook-secret-env", "HOOK", "--webhook-secret-file", "/run/hook"}, "--webhook-secret-env and --webhook-secret-file are both set"},
-		{"not a variable name", []string{"--id", "docs", "--webhook-secret-env", "whsec_abc-1"}, `--webhook-secret-env "whsec_abc-1" is not an environment variable name`},
+		{"not a variable name", []string{"--id", "docs", "--webhook-secret-env", "whsec_abc-1"}, "--webhook-secret-env is not an environment variable name"},
 	}
 	for _, tc := range tests {
 		r := run(t, dir, append([]string{"project", "update"}, tc.args...)...)
@@ -183,7 +183,7 @@ func TestProjectCreateWebhookSecretErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--webhook-secret-env", "HOOK", "--webhook-secret-file", "/run/hook"}, "--webhook-secret-env and --webhook-secret-file are both set"},
-		{[]string{"--webhook-secret-env", "2FAST"}, `--webhook-secret-env "2FAST" is not an environment variable name`},
+		{[]string{"--webhook-secret-env", "2FAST"}, "--webhook-secret-env is not an environment variable name"},
 		{[]string{"--allow-automerge=maybe"}, "invalid boolean value"},
 	} {
 		args := append([]string{"project", "create", "--org", "acme", "--id", "docs", "--repo", site}, tc.args...)

@@ -110,7 +110,7 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // envNamePattern is the portable shape of an environment variable name
 // (POSIX: letters, digits and '_', not starting with a digit).
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,254}$`)
 
 // ValidID checks an operator-chosen id (org, project, domain): URL-safe,
 // 1–64 characters, starting with a letter or digit.

@@ -44,7 +44,7 @@ func TestProjectNormalize(t *testing.T) {
 		{"webhook secret env lower case", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "_hook_secret2"}, ""},
 		{"webhook secret file", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretFile: "/run/secrets/hook"}, ""},
 		{"webhook secret env and file", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "HOOK", WebhookSecretFile: "/run/secrets/hook"},
-			"either --webhook-secret-env or --webhook-secret-file"},
+			"--webhook-secret-env and --webhook-secret-file are both set"},
 		{"webhook secret env with a digit first", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "1HOOK"}, "--webhook-secret-env"},
 		{"webhook secret env with a dash", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "HOOK-SECRET"}, "--webhook-secret-env"},
 		{"webhook secret env with a dollar", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", WebhookSecretEnv: "$HOOK"}, "--webhook-secret-env"},
