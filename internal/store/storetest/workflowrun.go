@@ -228,7 +228,7 @@ func testConcurrentAdvanceSlot(t *testing.T, s Store) {
 				}
 				_, wfs, err := s.Workflows(e.ctx, e.proj.ID)
 				if err != nil || len(wfs) != 1 {
-					errs <- fmt.Errorf("replica %d Workflows: %v, %d workflows", r, err, len(wfs))
+					errs <- fmt.Errorf("replica %d Workflows: %w, %d workflows", r, err, len(wfs))
 					return
 				}
 				got := wfs[0].LastSlot
