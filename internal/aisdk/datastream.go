@@ -83,20 +83,17 @@ type part struct {
 	value any
 }
 
-// send writes each part as one line, each with its own write and flush.
+// send writes each part as one line, all in one write and one flush.
 func (s *DataStream) send(parts ...part) error {
 	for _, p := range parts {
-		s.beginEvent()
 		s.raw(p.code)
 		s.raw(":")
 		if err := s.encode(p.value); err != nil { // ends the line with "\n"
-			return err
-		}
-		if err := s.flushEvent(); err != nil {
+			s.buf.Reset()
 			return err
 		}
 	}
-	return nil
+	return s.flush()
 }
 
 // Start writes f:{messageId} (when messageID is set) and the threadId as a
@@ -178,9 +175,8 @@ func (s *DataStream) Heartbeat() error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	s.beginEvent()
 	s.raw("\n")
-	return s.flushEvent()
+	return s.flush()
 }
 
 // Finish writes e:{finishReason, usage, isContinued} closing the step Start

@@ -100,8 +100,10 @@ var ErrSequence = errors.New("aisdk: call out of sequence")
 const defaultErrorText = "An error occurred."
 
 // writer is what both encoders share: headers on the first byte, one write
-// and one flush per event, a sticky write error, the text blocks that are
-// open and the call-order checks. Its methods expect mu to be held.
+// and one flush per call (a call's events are ready together, so the client
+// gets them together, with one system call), a sticky write error, the text
+// blocks that are open and the call-order checks. Its methods expect mu to
+// be held.
 type writer struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
@@ -170,10 +172,7 @@ func (wr *writer) checkText(id string, opening bool) error {
 	return nil
 }
 
-// beginEvent resets the buffer for the next event.
-func (wr *writer) beginEvent() { wr.buf.Reset() }
-
-// raw appends literal framing bytes to the current event.
+// raw appends literal framing bytes to the call's events.
 func (wr *writer) raw(s string) { wr.buf.WriteString(s) }
 
 // encode appends v as compact single-line JSON followed by "\n" (json.Encoder
@@ -186,9 +185,14 @@ func (wr *writer) encode(v any) error {
 	return nil
 }
 
-// flushEvent writes the buffered event (headers first, if needed) and flushes
-// it to the client.
-func (wr *writer) flushEvent() error {
+// flush writes the call's buffered events (headers first, if needed) in one
+// write and flushes them to the client. A call that buffered nothing writes
+// nothing, not even the headers.
+func (wr *writer) flush() error {
+	if wr.buf.Len() == 0 {
+		return nil
+	}
+	defer wr.buf.Reset()
 	if !wr.started {
 		wr.started = true
 		h := wr.w.Header()

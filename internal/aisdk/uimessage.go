@@ -78,28 +78,35 @@ type (
 	}
 )
 
-// send writes each chunk as one SSE event, each with its own write and
-// flush, so the client sees it at once.
+// send writes each chunk as one SSE event, all in one write and one flush,
+// so the client sees them at once.
 func (s *UIMessageStream) send(chunks ...any) error {
+	if err := s.events(chunks...); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// events buffers each chunk as one SSE event.
+func (s *UIMessageStream) events(chunks ...any) error {
 	for _, c := range chunks {
-		s.beginEvent()
 		s.raw("data: ")
 		if err := s.encode(c); err != nil {
+			s.buf.Reset()
 			return err
 		}
 		s.raw("\n")
-		if err := s.flushEvent(); err != nil {
-			return err
-		}
 	}
 	return nil
 }
 
-// done writes the end-of-stream marker.
-func (s *UIMessageStream) done() error {
-	s.beginEvent()
+// sendDone writes the chunks and the end-of-stream marker, "data: [DONE]".
+func (s *UIMessageStream) sendDone(chunks ...any) error {
+	if err := s.events(chunks...); err != nil {
+		return err
+	}
 	s.raw("data: [DONE]\n\n")
-	return s.flushEvent()
+	return s.flush()
 }
 
 func metadata(threadID string, usage *Usage) *uiMetadata {
@@ -191,9 +198,8 @@ func (s *UIMessageStream) Heartbeat() error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	s.beginEvent()
 	s.raw(": ping\n\n")
-	return s.flushEvent()
+	return s.flush()
 }
 
 // Finish writes text-end for each open block, finish-step (after a Start),
@@ -220,10 +226,7 @@ func (s *UIMessageStream) Finish(threadID string, topLevelThreadID bool, usage *
 		fin.ThreadID = threadID
 	}
 	chunks = append(chunks, fin)
-	if err := s.send(chunks...); err != nil {
-		return err
-	}
-	return s.done()
+	return s.sendDone(chunks...)
 }
 
 // Error writes an error chunk, which every client treats as fatal (status
@@ -236,8 +239,5 @@ func (s *UIMessageStream) Error(message string) error {
 		return err
 	}
 	s.closed = true
-	if err := s.send(uiError{Type: "error", ErrorText: errorText(message)}); err != nil {
-		return err
-	}
-	return s.done()
+	return s.sendDone(uiError{Type: "error", ErrorText: errorText(message)})
 }
