@@ -168,6 +168,23 @@ func (s *DataStream) TextEnd(id string) error {
 	return nil
 }
 
+// Text writes a 0:"piece" text part per non-empty piece.
+func (s *DataStream) Text(id string, pieces ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkText(id, true); err != nil {
+		return err
+	}
+	s.content = true
+	parts := make([]part, 0, len(pieces))
+	for _, p := range pieces {
+		if p != "" {
+			parts = append(parts, part{codeText, p})
+		}
+	}
+	return s.send(parts...)
+}
+
 // Heartbeat writes an empty line, which the client drops.
 func (s *DataStream) Heartbeat() error {
 	s.mu.Lock()

@@ -69,6 +69,10 @@ type Stream interface {
 	TextDelta(id, delta string) error
 	// TextEnd closes a text block.
 	TextEnd(id string) error
+	// Text writes a whole text block, as TextStart, TextDelta for each
+	// piece and TextEnd would, in one write: for text that is ready all at
+	// once, such as an answer quoted without a model.
+	Text(id string, pieces ...string) error
 	// Heartbeat writes a keep-alive that every client ignores. Use it while
 	// retrieving so proxies do not time the connection out.
 	Heartbeat() error

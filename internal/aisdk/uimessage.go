@@ -191,6 +191,25 @@ func (s *UIMessageStream) TextEnd(id string) error {
 	return s.send(uiText{Type: "text-end", ID: id})
 }
 
+// Text writes text-start, a text-delta per non-empty piece and text-end.
+func (s *UIMessageStream) Text(id string, pieces ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkText(id, true); err != nil {
+		return err
+	}
+	s.content = true
+	chunks := make([]any, 0, len(pieces)+2)
+	chunks = append(chunks, uiText{Type: "text-start", ID: id})
+	for _, p := range pieces {
+		if p != "" {
+			chunks = append(chunks, uiTextDelta{Type: "text-delta", ID: id, Delta: p})
+		}
+	}
+	chunks = append(chunks, uiText{Type: "text-end", ID: id})
+	return s.send(chunks...)
+}
+
 // Heartbeat writes an SSE comment, ": ping", which eventsource-parser skips.
 func (s *UIMessageStream) Heartbeat() error {
 	s.mu.Lock()

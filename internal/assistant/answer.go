@@ -250,21 +250,11 @@ func isExtractive(model string) bool {
 	return model == "" || model == ModelExtractive || model == modelBuiltin
 }
 
-// writeText streams text pieces as one text block.
+// writeText sends text that is ready all at once, in pieces, as one text
+// block in one write.
 func writeText(st aisdk.Stream, t *Turn, pieces ...string) error {
-	const id = "txt_0"
-	if err := st.TextStart(id); err != nil {
-		return err
-	}
-	var b strings.Builder
-	defer func() { t.Answer = b.String() }()
-	for _, p := range pieces {
-		b.WriteString(p)
-		if err := st.TextDelta(id, p); err != nil {
-			return err
-		}
-	}
-	return st.TextEnd(id)
+	t.Answer = strings.Join(pieces, "")
+	return st.Text("txt_0", pieces...)
 }
 
 // fail ends the answer after an error: in-band, unless the client is gone
