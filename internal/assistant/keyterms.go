@@ -48,12 +48,23 @@ func (a *Answer) onTopic(ctx context.Context, ps []passage) []passage {
 	}
 	var out []passage
 	for _, p := range ps {
-		if matches(p.title+"\n"+p.text, terms) > 0 {
+		p.lower = strings.ToLower(p.text)
+		if containsAny(p.lower, terms) || containsAny(strings.ToLower(p.title), terms) {
 			p.n = len(out) + 1
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// containsAny reports whether lower, lower-case text, contains one of words.
+func containsAny(lower string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // commonTerms are the terms (word prefixes) that more than half of the
