@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -297,9 +298,13 @@ func (a *Answer) record(ctx context.Context, t *Turn) {
 	case err != nil:
 		a.svc.log.ErrorContext(ctx, "store assistant turn", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)
 	}
-	a.svc.log.InfoContext(ctx, "assistant answer", "domain", a.domain.ID, "thread", a.Thread.ID, "continued", a.Continued,
-		"status", t.Status, "model", t.Model, "sources", len(t.Sources), "retrieval", t.RetrievalTime, "first_text", t.FirstTextTime,
-		"total", t.TotalTime, "input_tokens", t.InputTokens, "output_tokens", t.OutputTokens)
+	// Its attributes are boxed before the logger could say it drops them:
+	// an answer at a level above info pays nothing for them.
+	if a.svc.log.Enabled(ctx, slog.LevelInfo) {
+		a.svc.log.InfoContext(ctx, "assistant answer", "domain", a.domain.ID, "thread", a.Thread.ID, "continued", a.Continued,
+			"status", t.Status, "model", t.Model, "sources", len(t.Sources), "retrieval", t.RetrievalTime, "first_text", t.FirstTextTime,
+			"total", t.TotalTime, "input_tokens", t.InputTokens, "output_tokens", t.OutputTokens)
+	}
 }
 
 // heartbeat writes keep-alives until stopped, so that proxies do not cut a
