@@ -8,7 +8,7 @@ import "net/http"
 // the same as for [UIMessageStream], and consecutive blocks join into one
 // text part on the client.
 type DataStream struct {
-	*writer
+	writer
 	step bool // f: written and not yet closed by e:
 }
 
@@ -29,7 +29,9 @@ func dataStreamHeaders() [][2]string {
 // NewDataStream returns a v1 stream on w. Nothing is written until the first
 // call; set your own headers on w before it.
 func NewDataStream(w http.ResponseWriter) *DataStream {
-	return &DataStream{writer: newWriter(w, dataStreamHeaders())}
+	s := &DataStream{}
+	s.init(w, dataStreamHeaders())
+	return s
 }
 
 // The part codes used (AI SDK 4, ui-utils 1.2). Any other code is fatal to the
@@ -48,55 +50,43 @@ const (
 // failures go out as 3: parts instead.
 const finishReason = "stop"
 
-type (
-	dsStartStep struct {
-		MessageID string `json:"messageId"`
-	}
-	dsAnnotation struct {
-		ThreadID string `json:"threadId"`
-	}
-	dsSource struct {
-		SourceType string `json:"sourceType"`
-		ID         string `json:"id"`
-		URL        string `json:"url"`
-		Title      string `json:"title,omitempty"`
-	}
-	dsUsage struct {
-		PromptTokens     int `json:"promptTokens"`
-		CompletionTokens int `json:"completionTokens"`
-	}
-	dsFinishStep struct {
-		FinishReason string   `json:"finishReason"`
-		Usage        *dsUsage `json:"usage,omitempty"`
-		IsContinued  bool     `json:"isContinued"`
-	}
-	dsFinish struct {
-		FinishReason string   `json:"finishReason"`
-		Usage        *dsUsage `json:"usage,omitempty"`
-		ThreadID     string   `json:"threadId,omitempty"`
-	}
-)
+// The parts' values, with keys in the order the SDK writes them; a key
+// marked ? is left out when empty, every other one is always there:
+//
+//	f:{"messageId"}
+//	8:[{"threadId"}]
+//	h:{"sourceType":"url","id","url","title"?}
+//	0:"text"
+//	e:{"finishReason","usage"?,"isContinued":false}
+//	d:{"finishReason","usage"?,"threadId"?}
+//	3:"error text"
+//
+// usage is {"promptTokens","completionTokens"}.
 
-// part is one line: its code and its JSON value.
-type part struct {
-	code  string
-	value any
+// part begins a line: its code and the colon.
+func (s *DataStream) part(code string) {
+	s.raw(code)
+	s.raw(":")
 }
 
-// send writes each part as one line, each with its own write and flush.
-func (s *DataStream) send(parts ...part) error {
-	for _, p := range parts {
-		s.beginEvent()
-		s.raw(p.code)
-		s.raw(":")
-		if err := s.encode(p.value); err != nil { // ends the line with "\n"
-			return err
-		}
-		if err := s.flushEvent(); err != nil {
-			return err
-		}
+// stringPart appends a line whose value is a string.
+func (s *DataStream) stringPart(code, value string) {
+	s.part(code)
+	s.buf = append(appendString(s.buf, value), '\n')
+}
+
+// finishPart begins the value of e: or d:, {"finishReason", "usage"?, …},
+// which the caller ends.
+func (s *DataStream) finishPart(code string, usage *Usage) {
+	s.part(code)
+	s.raw("{")
+	s.buf = appendStringMember(s.buf, "finishReason", finishReason)
+	if usage != nil {
+		s.buf = append(appendKey(s.buf, "usage"), '{')
+		s.buf = appendIntMember(s.buf, "promptTokens", usage.InputTokens)
+		s.buf = appendIntMember(s.buf, "completionTokens", usage.OutputTokens)
+		s.buf = append(s.buf, '}')
 	}
-	return nil
 }
 
 // Start writes f:{messageId} (when messageID is set) and the threadId as a
@@ -109,15 +99,20 @@ func (s *DataStream) Start(messageID, threadID string) error {
 		return err
 	}
 	s.began = true
-	var parts []part
 	if messageID != "" {
-		parts = append(parts, part{codeStartStep, dsStartStep{MessageID: messageID}})
+		s.part(codeStartStep)
+		s.raw("{")
+		s.buf = appendStringMember(s.buf, "messageId", messageID)
+		s.raw("}\n")
 		s.step = true
 	}
 	if threadID != "" {
-		parts = append(parts, part{codeAnnotations, []dsAnnotation{{ThreadID: threadID}}})
+		s.part(codeAnnotations)
+		s.raw("[{")
+		s.buf = appendStringMember(s.buf, "threadId", threadID)
+		s.raw("}]\n")
 	}
-	return s.send(parts...)
+	return s.flush()
 }
 
 // Sources writes one h:{sourceType:"url", id, url, title} part per source.
@@ -131,11 +126,17 @@ func (s *DataStream) Sources(srcs []Source) error {
 		return nil
 	}
 	s.content = true
-	parts := make([]part, len(srcs))
-	for i, src := range srcs {
-		parts[i] = part{codeSource, dsSource{SourceType: "url", ID: src.ID, URL: src.URL, Title: src.Title}}
+	for _, src := range srcs {
+		s.part(codeSource)
+		s.raw(`{"sourceType":"url"`)
+		s.buf = appendStringMember(s.buf, "id", src.ID)
+		s.buf = appendStringMember(s.buf, "url", src.URL)
+		if src.Title != "" {
+			s.buf = appendStringMember(s.buf, "title", src.Title)
+		}
+		s.raw("}\n")
 	}
-	return s.send(parts...)
+	return s.flush()
 }
 
 // TextStart writes nothing; it opens block id for TextDelta.
@@ -157,7 +158,8 @@ func (s *DataStream) TextDelta(id, delta string) error {
 	if err := s.checkText(id, false); err != nil || delta == "" {
 		return err
 	}
-	return s.send(part{codeText, delta})
+	s.stringPart(codeText, delta)
+	return s.flush()
 }
 
 // TextEnd writes nothing; it closes block id.
@@ -171,6 +173,22 @@ func (s *DataStream) TextEnd(id string) error {
 	return nil
 }
 
+// Text writes a 0:"piece" text part per non-empty piece.
+func (s *DataStream) Text(id string, pieces ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkText(id, true); err != nil {
+		return err
+	}
+	s.content = true
+	for _, p := range pieces {
+		if p != "" {
+			s.stringPart(codeText, p)
+		}
+	}
+	return s.flush()
+}
+
 // Heartbeat writes an empty line, which the client drops.
 func (s *DataStream) Heartbeat() error {
 	s.mu.Lock()
@@ -178,9 +196,8 @@ func (s *DataStream) Heartbeat() error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	s.beginEvent()
 	s.raw("\n")
-	return s.flushEvent()
+	return s.flush()
 }
 
 // Finish writes e:{finishReason, usage, isContinued} closing the step Start
@@ -196,17 +213,17 @@ func (s *DataStream) Finish(threadID string, _ bool, usage *Usage) error {
 	}
 	s.closed = true
 	s.open = nil
-	var u *dsUsage
-	if usage != nil {
-		u = &dsUsage{PromptTokens: usage.InputTokens, CompletionTokens: usage.OutputTokens}
-	}
-	var parts []part
 	if s.step {
-		parts = append(parts, part{codeFinishStep, dsFinishStep{FinishReason: finishReason, Usage: u}})
+		s.finishPart(codeFinishStep, usage)
+		s.raw(`,"isContinued":false}` + "\n")
 		s.step = false
 	}
-	parts = append(parts, part{codeFinish, dsFinish{FinishReason: finishReason, Usage: u, ThreadID: threadID}})
-	return s.send(parts...)
+	s.finishPart(codeFinish, usage)
+	if threadID != "" {
+		s.buf = appendStringMember(s.buf, "threadId", threadID)
+	}
+	s.raw("}\n")
+	return s.flush()
 }
 
 // Error writes a 3:"message" part, which the client throws as its error
@@ -218,5 +235,6 @@ func (s *DataStream) Error(message string) error {
 		return err
 	}
 	s.closed = true
-	return s.send(part{codeError, errorText(message)})
+	s.stringPart(codeError, errorText(message))
+	return s.flush()
 }

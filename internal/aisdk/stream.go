@@ -20,8 +20,6 @@
 package aisdk
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -69,6 +67,10 @@ type Stream interface {
 	TextDelta(id, delta string) error
 	// TextEnd closes a text block.
 	TextEnd(id string) error
+	// Text writes a whole text block, as TextStart, TextDelta for each
+	// piece and TextEnd would, in one write: for text that is ready all at
+	// once, such as an answer quoted without a model.
+	Text(id string, pieces ...string) error
 	// Heartbeat writes a keep-alive that every client ignores. Use it while
 	// retrieving so proxies do not time the connection out.
 	Heartbeat() error
@@ -100,12 +102,14 @@ var ErrSequence = errors.New("aisdk: call out of sequence")
 const defaultErrorText = "An error occurred."
 
 // writer is what both encoders share: headers on the first byte, one write
-// and one flush per event, a sticky write error, the text blocks that are
-// open and the call-order checks. Its methods expect mu to be held.
+// and one flush per call (a call's events are ready together, so the client
+// gets them together, with one system call), a sticky write error, the text
+// blocks that are open and the call-order checks. Its methods expect mu to
+// be held.
 type writer struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController
 	headers [][2]string
 
 	started bool  // status and headers written
@@ -116,17 +120,18 @@ type writer struct {
 	content bool     // a source or text was emitted
 	open    []string // open text block ids, in opening order
 
-	buf bytes.Buffer
-	enc *json.Encoder
+	buf []byte // the call's events
 }
 
-func newWriter(w http.ResponseWriter, headers [][2]string) *writer {
-	wr := &writer{w: w, rc: http.NewResponseController(w), headers: headers}
-	wr.enc = json.NewEncoder(&wr.buf)
-	// HTML escaping would be valid JSON too; it is off only so that the
-	// transcripts read like the SDK's own. U+2028/U+2029 are still escaped.
-	wr.enc.SetEscapeHTML(false)
-	return wr
+// initialBuffer holds the largest call of most answers (a quoted answer's
+// text block) without growing.
+const initialBuffer = 4 << 10
+
+// init readies wr to write on w. The writer lives inside its encoder, one
+// allocation for both.
+func (wr *writer) init(w http.ResponseWriter, headers [][2]string) {
+	wr.w, wr.rc, wr.headers = w, *http.NewResponseController(w), headers
+	wr.buf = make([]byte, 0, initialBuffer)
 }
 
 // usable reports whether another event may be written.
@@ -170,25 +175,17 @@ func (wr *writer) checkText(id string, opening bool) error {
 	return nil
 }
 
-// beginEvent resets the buffer for the next event.
-func (wr *writer) beginEvent() { wr.buf.Reset() }
+// raw appends literal framing bytes to the call's events.
+func (wr *writer) raw(s string) { wr.buf = append(wr.buf, s...) }
 
-// raw appends literal framing bytes to the current event.
-func (wr *writer) raw(s string) { wr.buf.WriteString(s) }
-
-// encode appends v as compact single-line JSON followed by "\n" (json.Encoder
-// always ends with a newline, which both framings need).
-func (wr *writer) encode(v any) error {
-	if err := wr.enc.Encode(v); err != nil {
-		// Only strings and ints are encoded, so this does not happen.
-		return fmt.Errorf("aisdk: encode %T: %w", v, err)
+// flush writes the call's buffered events (headers first, if needed) in one
+// write and flushes them to the client. A call that buffered nothing writes
+// nothing, not even the headers.
+func (wr *writer) flush() error {
+	if len(wr.buf) == 0 {
+		return nil
 	}
-	return nil
-}
-
-// flushEvent writes the buffered event (headers first, if needed) and flushes
-// it to the client.
-func (wr *writer) flushEvent() error {
+	defer func() { wr.buf = wr.buf[:0] }()
 	if !wr.started {
 		wr.started = true
 		h := wr.w.Header()
@@ -202,7 +199,7 @@ func (wr *writer) flushEvent() error {
 		}
 		wr.w.WriteHeader(http.StatusOK)
 	}
-	if _, err := wr.w.Write(wr.buf.Bytes()); err != nil {
+	if _, err := wr.w.Write(wr.buf); err != nil {
 		return wr.fail(err)
 	}
 	// A writer without Flush (a middleware wrapper lacking Unwrap) still gets

@@ -503,6 +503,8 @@ func TestSequence(t *testing.T) {
 		{"error after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.Error("x") }, ErrClosed},
 		{"sources after error", func(s Stream) error { return s.Error("x") }, func(s Stream) error { return s.Sources(docsSources()) }, ErrClosed},
 		{"text after error", func(s Stream) error { return s.Error("x") }, func(s Stream) error { return s.TextStart("a") }, ErrClosed},
+		{"whole text for an open block", func(s Stream) error { return s.TextStart("a") }, func(s Stream) error { return s.Text("a", "x") }, ErrSequence},
+		{"whole text after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.Text("a", "x") }, ErrClosed},
 	}
 	for _, p := range protocols() {
 		for _, tc := range tests {
@@ -528,6 +530,68 @@ func TestSequence(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestTextAsDeltas: a whole text block written by Text is byte for byte the
+// block that TextStart, TextDelta for each piece and TextEnd write, in one
+// write.
+func TestTextAsDeltas(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"Intro:\n\n", "", "**Install** [1]\n\n> `npm i -g <cli>` & \"quotes\"\n", "Ünïcödé \u2028 ✓\n"}
+	for _, p := range protocols() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			run := func(text func(Stream) error) (string, int) {
+				w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+				s := p.new(w)
+				if err := do(
+					func() error { return s.Start(messageID, threadID) },
+					func() error { return s.Sources(docsSources()) },
+					func() error { return text(s) },
+					func() error { return s.Text("second") },
+					func() error { return s.Finish(threadID, true, nil) },
+				); err != nil {
+					t.Fatal(err)
+				}
+				return w.Body.String(), w.writes
+			}
+			want, _ := run(func(s Stream) error {
+				if err := s.TextStart("t"); err != nil {
+					return err
+				}
+				for _, piece := range pieces {
+					if err := s.TextDelta("t", piece); err != nil {
+						return err
+					}
+				}
+				return s.TextEnd("t")
+			})
+			got, writes := run(func(s Stream) error { return s.Text("t", pieces...) })
+			if got != want {
+				t.Errorf("Text wrote\n%s\nwant\n%s", got, want)
+			}
+			// Start, the sources, each text block, the finish: one write each
+			// (the data stream writes nothing for an empty block).
+			wantWrites := 5
+			if p.name == "v1" {
+				wantWrites = 4
+			}
+			if writes != wantWrites {
+				t.Errorf("%d writes, want %d", writes, wantWrites)
+			}
+		})
+	}
+}
+
+// countingWriter counts the writes that reach the ResponseWriter.
+type countingWriter struct {
+	*httptest.ResponseRecorder
+	writes int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.writes++
+	return w.ResponseRecorder.Write(b)
 }
 
 // TestErrorTextDefault: an empty message would show as an empty error.

@@ -8,7 +8,7 @@ import "net/http"
 // to 7.x accepts (its chunk schema): no finishReason on finish, and the
 // top-level finish "threadId" only when the caller asks for it.
 type UIMessageStream struct {
-	*writer
+	writer
 	step bool // start-step written and not yet closed
 }
 
@@ -29,93 +29,80 @@ func uiMessageStreamHeaders() [][2]string {
 // NewUIMessageStream returns a v2 stream on w. Nothing is written until the
 // first call; set your own headers on w before it.
 func NewUIMessageStream(w http.ResponseWriter) *UIMessageStream {
-	return &UIMessageStream{writer: newWriter(w, uiMessageStreamHeaders())}
+	s := &UIMessageStream{}
+	s.init(w, uiMessageStreamHeaders())
+	return s
 }
 
-// The chunks, one struct each so that a required key is never dropped by
-// omitempty, with keys in the order the SDK writes them.
-type (
-	uiChunk struct {
-		Type string `json:"type"`
-	}
-	uiMetadata struct {
-		ThreadID string   `json:"threadId,omitempty"`
-		Usage    *uiUsage `json:"usage,omitempty"`
-	}
-	uiUsage struct {
-		InputTokens  int `json:"inputTokens"`
-		OutputTokens int `json:"outputTokens"`
-		TotalTokens  int `json:"totalTokens"`
-	}
-	uiStart struct {
-		Type            string      `json:"type"`
-		MessageID       string      `json:"messageId,omitempty"`
-		MessageMetadata *uiMetadata `json:"messageMetadata,omitempty"`
-	}
-	uiSourceURL struct {
-		Type     string `json:"type"`
-		SourceID string `json:"sourceId"`
-		URL      string `json:"url"`
-		Title    string `json:"title,omitempty"`
-	}
-	uiText struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-	}
-	uiTextDelta struct {
-		Type  string `json:"type"`
-		ID    string `json:"id"`
-		Delta string `json:"delta"`
-	}
-	uiFinish struct {
-		Type            string      `json:"type"`
-		MessageMetadata *uiMetadata `json:"messageMetadata,omitempty"`
-		ThreadID        string      `json:"threadId,omitempty"`
-	}
-	uiError struct {
-		Type      string `json:"type"`
-		ErrorText string `json:"errorText"`
-	}
-)
+// The chunks, with keys in the order the SDK writes them; a key marked ? is
+// left out when empty, every other one is always there:
+//
+//	{"type":"start","messageId"?,"messageMetadata"?}
+//	{"type":"start-step"}
+//	{"type":"source-url","sourceId","url","title"?}
+//	{"type":"text-start","id"}
+//	{"type":"text-delta","id","delta"}
+//	{"type":"text-end","id"}
+//	{"type":"finish-step"}
+//	{"type":"finish","messageMetadata"?,"threadId"?}
+//	{"type":"error","errorText"}
+//
+// messageMetadata is {"threadId"?,"usage"?}, and usage is
+// {"inputTokens","outputTokens","totalTokens"}.
 
-// send writes each chunk as one SSE event, each with its own write and
-// flush, so the client sees it at once.
-func (s *UIMessageStream) send(chunks ...any) error {
-	for _, c := range chunks {
-		s.beginEvent()
-		s.raw("data: ")
-		if err := s.encode(c); err != nil {
-			return err
-		}
-		s.raw("\n")
-		if err := s.flushEvent(); err != nil {
-			return err
-		}
-	}
-	return nil
+// chunk begins the event of a chunk of type typ (a constant name), whose
+// other members the caller appends before endChunk.
+func (s *UIMessageStream) chunk(typ string) {
+	s.raw(`data: {"type":"`)
+	s.raw(typ)
+	s.raw(`"`)
 }
 
-// done writes the end-of-stream marker.
-func (s *UIMessageStream) done() error {
-	s.beginEvent()
-	s.raw("data: [DONE]\n\n")
-	return s.flushEvent()
+// endChunk ends the chunk's object and its event.
+func (s *UIMessageStream) endChunk() { s.raw("}\n\n") }
+
+// bare appends a chunk with no member but its type.
+func (s *UIMessageStream) bare(typ string) {
+	s.chunk(typ)
+	s.endChunk()
 }
 
-func metadata(threadID string, usage *Usage) *uiMetadata {
+// text appends a text-start or text-end chunk.
+func (s *UIMessageStream) text(typ, id string) {
+	s.chunk(typ)
+	s.buf = appendStringMember(s.buf, "id", id)
+	s.endChunk()
+}
+
+// delta appends a text-delta chunk.
+func (s *UIMessageStream) delta(id, delta string) {
+	s.chunk("text-delta")
+	s.buf = appendStringMember(s.buf, "id", id)
+	s.buf = appendStringMember(s.buf, "delta", delta)
+	s.endChunk()
+}
+
+// metadata appends the messageMetadata member, if there is anything in it.
+func (s *UIMessageStream) metadata(threadID string, usage *Usage) {
 	if threadID == "" && usage == nil {
-		return nil
+		return
 	}
-	m := &uiMetadata{ThreadID: threadID}
+	s.buf = append(appendKey(s.buf, "messageMetadata"), '{')
+	if threadID != "" {
+		s.buf = appendStringMember(s.buf, "threadId", threadID)
+	}
 	if usage != nil {
-		m.Usage = &uiUsage{
-			InputTokens:  usage.InputTokens,
-			OutputTokens: usage.OutputTokens,
-			TotalTokens:  usage.InputTokens + usage.OutputTokens,
-		}
+		s.buf = append(appendKey(s.buf, "usage"), '{')
+		s.buf = appendIntMember(s.buf, "inputTokens", usage.InputTokens)
+		s.buf = appendIntMember(s.buf, "outputTokens", usage.OutputTokens)
+		s.buf = appendIntMember(s.buf, "totalTokens", usage.InputTokens+usage.OutputTokens)
+		s.buf = append(s.buf, '}')
 	}
-	return m
+	s.buf = append(s.buf, '}')
 }
+
+// done appends the end-of-stream marker.
+func (s *UIMessageStream) done() { s.raw("data: [DONE]\n\n") }
 
 // Start writes the start chunk (messageId, messageMetadata {threadId}) and a
 // start-step, as the SDK's own server does.
@@ -127,10 +114,14 @@ func (s *UIMessageStream) Start(messageID, threadID string) error {
 	}
 	s.began = true
 	s.step = true
-	return s.send(
-		uiStart{Type: "start", MessageID: messageID, MessageMetadata: metadata(threadID, nil)},
-		uiChunk{Type: "start-step"},
-	)
+	s.chunk("start")
+	if messageID != "" {
+		s.buf = appendStringMember(s.buf, "messageId", messageID)
+	}
+	s.metadata(threadID, nil)
+	s.endChunk()
+	s.bare("start-step")
+	return s.flush()
 }
 
 // Sources writes one source-url chunk per source.
@@ -144,11 +135,16 @@ func (s *UIMessageStream) Sources(srcs []Source) error {
 		return nil
 	}
 	s.content = true
-	chunks := make([]any, len(srcs))
-	for i, src := range srcs {
-		chunks[i] = uiSourceURL{Type: "source-url", SourceID: src.ID, URL: src.URL, Title: src.Title}
+	for _, src := range srcs {
+		s.chunk("source-url")
+		s.buf = appendStringMember(s.buf, "sourceId", src.ID)
+		s.buf = appendStringMember(s.buf, "url", src.URL)
+		if src.Title != "" {
+			s.buf = appendStringMember(s.buf, "title", src.Title)
+		}
+		s.endChunk()
 	}
-	return s.send(chunks...)
+	return s.flush()
 }
 
 // TextStart writes text-start.
@@ -160,7 +156,8 @@ func (s *UIMessageStream) TextStart(id string) error {
 	}
 	s.content = true
 	s.open = append(s.open, id)
-	return s.send(uiText{Type: "text-start", ID: id})
+	s.text("text-start", id)
+	return s.flush()
 }
 
 // TextDelta writes text-delta.
@@ -170,7 +167,8 @@ func (s *UIMessageStream) TextDelta(id, delta string) error {
 	if err := s.checkText(id, false); err != nil || delta == "" {
 		return err
 	}
-	return s.send(uiTextDelta{Type: "text-delta", ID: id, Delta: delta})
+	s.delta(id, delta)
+	return s.flush()
 }
 
 // TextEnd writes text-end.
@@ -181,7 +179,26 @@ func (s *UIMessageStream) TextEnd(id string) error {
 		return err
 	}
 	s.closeText(id)
-	return s.send(uiText{Type: "text-end", ID: id})
+	s.text("text-end", id)
+	return s.flush()
+}
+
+// Text writes text-start, a text-delta per non-empty piece and text-end.
+func (s *UIMessageStream) Text(id string, pieces ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkText(id, true); err != nil {
+		return err
+	}
+	s.content = true
+	s.text("text-start", id)
+	for _, p := range pieces {
+		if p != "" {
+			s.delta(id, p)
+		}
+	}
+	s.text("text-end", id)
+	return s.flush()
 }
 
 // Heartbeat writes an SSE comment, ": ping", which eventsource-parser skips.
@@ -191,9 +208,8 @@ func (s *UIMessageStream) Heartbeat() error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	s.beginEvent()
 	s.raw(": ping\n\n")
-	return s.flushEvent()
+	return s.flush()
 }
 
 // Finish writes text-end for each open block, finish-step (after a Start),
@@ -206,24 +222,22 @@ func (s *UIMessageStream) Finish(threadID string, topLevelThreadID bool, usage *
 		return err
 	}
 	s.closed = true
-	var chunks []any
 	for _, id := range s.open {
-		chunks = append(chunks, uiText{Type: "text-end", ID: id})
+		s.text("text-end", id)
 	}
 	s.open = nil
 	if s.step {
-		chunks = append(chunks, uiChunk{Type: "finish-step"})
+		s.bare("finish-step")
 		s.step = false
 	}
-	fin := uiFinish{Type: "finish", MessageMetadata: metadata(threadID, usage)}
-	if topLevelThreadID {
-		fin.ThreadID = threadID
+	s.chunk("finish")
+	s.metadata(threadID, usage)
+	if topLevelThreadID && threadID != "" {
+		s.buf = appendStringMember(s.buf, "threadId", threadID)
 	}
-	chunks = append(chunks, fin)
-	if err := s.send(chunks...); err != nil {
-		return err
-	}
-	return s.done()
+	s.endChunk()
+	s.done()
+	return s.flush()
 }
 
 // Error writes an error chunk, which every client treats as fatal (status
@@ -236,8 +250,9 @@ func (s *UIMessageStream) Error(message string) error {
 		return err
 	}
 	s.closed = true
-	if err := s.send(uiError{Type: "error", ErrorText: errorText(message)}); err != nil {
-		return err
-	}
-	return s.done()
+	s.chunk("error")
+	s.buf = appendStringMember(s.buf, "errorText", errorText(message))
+	s.endChunk()
+	s.done()
+	return s.flush()
 }

@@ -3,6 +3,7 @@ package app_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -26,6 +27,9 @@ import (
 // time to its end, and answers per second. The model is a local server
 // speaking the OpenAI streaming protocol that answers at once, so the
 // figures are docsmith's own cost (retrieval, prompt, stream, threads).
+// DOCSMITH_BENCH_MODEL=extractive measures the answer without a model, as
+// make bench-compare does, and DOCSMITH_BENCH_QUESTION asks that one
+// question instead of the five below (which are about the mintlify site).
 //
 //	DOCSMITH_BENCH_SITE=DIR go test ./internal/app -run '^$' -bench AssistantStreams -benchtime 1000x
 func BenchmarkAssistantStreams(b *testing.B) {
@@ -46,7 +50,8 @@ func BenchmarkAssistantStreams(b *testing.B) {
 	}
 	cliRun("org", "create", "acme")
 	cliRun("project", "create", "--org", "acme", "--id", "site", "--repo", site)
-	cliRun("domain", "create", "--org", "acme", "--domain", "site", "--project", "site", "--model", "openai/bench", "--index=false") // indexed below, timed
+	modelName := cmp.Or(os.Getenv("DOCSMITH_BENCH_MODEL"), "openai/bench")
+	cliRun("domain", "create", "--org", "acme", "--domain", "site", "--project", "site", "--model", modelName, "--index=false") // indexed below, timed
 	key := strings.TrimSpace(cliRun("key", "create", "--org", "acme", "--kind", "assistant"))
 	start := time.Now()
 	cliRun("index", "site")
@@ -69,11 +74,15 @@ func BenchmarkAssistantStreams(b *testing.B) {
 	url := "http://" + m.Addr() + "/discovery/v2/assistant/site/message"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
 	questions := []string{"How do I add a custom domain?", "Where do I configure navigation tabs?", "How can I hide a page from search?", "What does the API playground do?", "How do I install the CLI?"}
+	if q := os.Getenv("DOCSMITH_BENCH_QUESTION"); q != "" {
+		questions = []string{q}
+	}
 
 	const streams = 100
 	var mu sync.Mutex
 	var firstByte, whole []time.Duration
 	b.ResetTimer()
+	cpu0 := processCPU(b)
 	begin := time.Now()
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -117,12 +126,16 @@ func BenchmarkAssistantStreams(b *testing.B) {
 	close(next)
 	wg.Wait()
 	elapsed := time.Since(begin)
+	cpu := processCPU(b) - cpu0
 	b.StopTimer()
 	pct := func(d []time.Duration, p float64) float64 {
 		slices.Sort(d)
 		return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1000
 	}
 	b.ReportMetric(float64(len(whole))/elapsed.Seconds(), "answers/s")
+	// The process's CPU includes the clients' (and the model server's),
+	// which do the same work whatever the server does.
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(max(len(whole), 1)), "cpu-ms/answer")
 	b.ReportMetric(pct(firstByte, 0.5), "ttfb-p50-ms")
 	b.ReportMetric(pct(firstByte, 0.99), "ttfb-p99-ms")
 	b.ReportMetric(pct(whole, 0.5), "answer-p50-ms")

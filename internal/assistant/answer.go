@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,10 @@ type passage struct {
 	url   string
 	title string
 	text  string
+	// lower is text in lower case, for finding the question's words in
+	// it; onTopic sets it, and an extractive answer quotes from the
+	// passages it kept.
+	lower string
 }
 
 func (p passage) source() aisdk.Source {
@@ -250,21 +255,11 @@ func isExtractive(model string) bool {
 	return model == "" || model == ModelExtractive || model == modelBuiltin
 }
 
-// writeText streams text pieces as one text block.
+// writeText sends text that is ready all at once, in pieces, as one text
+// block in one write.
 func writeText(st aisdk.Stream, t *Turn, pieces ...string) error {
-	const id = "txt_0"
-	if err := st.TextStart(id); err != nil {
-		return err
-	}
-	var b strings.Builder
-	defer func() { t.Answer = b.String() }()
-	for _, p := range pieces {
-		b.WriteString(p)
-		if err := st.TextDelta(id, p); err != nil {
-			return err
-		}
-	}
-	return st.TextEnd(id)
+	t.Answer = strings.Join(pieces, "")
+	return st.Text("txt_0", pieces...)
 }
 
 // fail ends the answer after an error: in-band, unless the client is gone
@@ -303,9 +298,13 @@ func (a *Answer) record(ctx context.Context, t *Turn) {
 	case err != nil:
 		a.svc.log.ErrorContext(ctx, "store assistant turn", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)
 	}
-	a.svc.log.InfoContext(ctx, "assistant answer", "domain", a.domain.ID, "thread", a.Thread.ID, "continued", a.Continued,
-		"status", t.Status, "model", t.Model, "sources", len(t.Sources), "retrieval", t.RetrievalTime, "first_text", t.FirstTextTime,
-		"total", t.TotalTime, "input_tokens", t.InputTokens, "output_tokens", t.OutputTokens)
+	// Its attributes are boxed before the logger could say it drops them:
+	// an answer at a level above info pays nothing for them.
+	if a.svc.log.Enabled(ctx, slog.LevelInfo) {
+		a.svc.log.InfoContext(ctx, "assistant answer", "domain", a.domain.ID, "thread", a.Thread.ID, "continued", a.Continued,
+			"status", t.Status, "model", t.Model, "sources", len(t.Sources), "retrieval", t.RetrievalTime, "first_text", t.FirstTextTime,
+			"total", t.TotalTime, "input_tokens", t.InputTokens, "output_tokens", t.OutputTokens)
+	}
 }
 
 // heartbeat writes keep-alives until stopped, so that proxies do not cut a

@@ -48,12 +48,23 @@ func (a *Answer) onTopic(ctx context.Context, ps []passage) []passage {
 	}
 	var out []passage
 	for _, p := range ps {
-		if matches(p.title+"\n"+p.text, terms) > 0 {
+		p.lower = strings.ToLower(p.text)
+		if containsAny(p.lower, terms) || containsAny(strings.ToLower(p.title), terms) {
 			p.n = len(out) + 1
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// containsAny reports whether lower, lower-case text, contains one of words.
+func containsAny(lower string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // commonTerms are the terms (word prefixes) that more than half of the
@@ -68,19 +79,32 @@ func (s *Service) commonTerms(ctx context.Context, domain string, terms []string
 	enough := min(pages/2+1, maxCommonPages)
 	common := map[string]bool{}
 	for _, w := range terms {
-		hits, err := s.index.Search(ctx, domain, search.Query{
-			Text:       w,
-			Terms:      []search.Term{{Words: []string{w}, Prefix: true, Required: true}},
-			Limit:      enough,
-			MaxPerPage: 1,
-		})
+		n, err := s.termPages(ctx, domain, w, enough)
 		if err != nil {
 			s.log.DebugContext(ctx, "count the pages of a term", "domain", domain, "err", err)
 			continue
 		}
-		common[w] = len(hits) >= enough
+		common[w] = n >= enough
 	}
 	return common
+}
+
+// termPageCounter is an index that counts the pages holding a term without
+// ranking them (search.Memory walks the term's postings).
+type termPageCounter interface {
+	CountPages(ctx context.Context, domain string, t search.Term, f search.Filter, upTo int) (int, error)
+}
+
+// termPages counts the pages (up to upTo) that hold a word prefix w in a
+// passage every reader may see. An index held in memory counts them; any
+// other is asked for one hit a page.
+func (s *Service) termPages(ctx context.Context, domain, w string, upTo int) (int, error) {
+	term := search.Term{Words: []string{w}, Prefix: true, Required: true}
+	if c, ok := s.index.(termPageCounter); ok {
+		return c.CountPages(ctx, domain, term, search.Filter{}, upTo)
+	}
+	hits, err := s.index.Search(ctx, domain, search.Query{Text: w, Terms: []search.Term{term}, Limit: upTo, MaxPerPage: 1})
+	return len(hits), err
 }
 
 const (

@@ -3,8 +3,10 @@ package assistant
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/llm"
@@ -122,16 +124,34 @@ func bestPassages(ps []passage) []passage {
 // lines around the one that shares most words with the question.
 func extractiveText(ps []passage, question string) []string {
 	words := queryWords(question)
-	pieces := []string{"These passages of the documentation match your question best:\n\n"}
+	pieces := make([]string, 0, len(ps)+1)
+	pieces = append(pieces, "These passages of the documentation match your question best:\n\n")
 	for i, p := range ps {
+		lower := p.lower
+		if lower == "" {
+			lower = strings.ToLower(p.text)
+		}
+		lines := excerpt(p.text, lower, words, maxExtractiveChars)
+		marker := strconv.Itoa(p.n)
+		size := len(p.title) + len(marker) + 9
+		for _, line := range lines {
+			size += len(line) + 3
+		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "**%s** [%d]\n\n", p.title, p.n)
-		for _, line := range excerpt(p.text, words, maxExtractiveChars) {
+		b.Grow(size)
+		b.WriteString("**")
+		b.WriteString(p.title)
+		b.WriteString("** [")
+		b.WriteString(marker)
+		b.WriteString("]\n\n")
+		for _, line := range lines {
 			if line = strings.TrimRight(line, " \t"); line == "" {
 				b.WriteString(">\n")
 				continue
 			}
-			b.WriteString("> " + line + "\n")
+			b.WriteString("> ")
+			b.WriteString(line)
+			b.WriteByte('\n')
 		}
 		if i < len(ps)-1 {
 			b.WriteString("\n")
@@ -144,16 +164,20 @@ func extractiveText(ps []passage, question string) []string {
 // excerpt returns text's lines, or, when it is longer than max bytes, the
 // line that matches most question words (the shortest of equals: a heading
 // says most with least), the line before it when that is a heading, and as
-// many following lines as fit, "…" marking what was left out.
-func excerpt(text string, words []string, max int) []string {
+// many following lines as fit, "…" marking what was left out. lower is text
+// in lower case.
+func excerpt(text, lower string, words []string, max int) []string {
 	lines := strings.Split(text, "\n")
 	if len(text) <= max {
 		return lines
 	}
+	// Lower-casing neither adds nor removes a line break: line i of lower
+	// is line i of text.
+	lowerLines := strings.Split(lower, "\n")
 	best, bestScore := 0, 0
-	for i, l := range lines {
+	for i, l := range lowerLines {
 		n := matches(l, words)
-		if n > bestScore || n == bestScore && n > 0 && len(l) < len(lines[best]) {
+		if n > bestScore || n == bestScore && n > 0 && len(lines[i]) < len(lines[best]) {
 			best, bestScore = i, n
 		}
 	}
@@ -167,12 +191,13 @@ func excerpt(text string, words []string, max int) []string {
 		size += len(lines[to]) + 1
 		to++
 	}
-	out := append([]string(nil), lines[from:to]...)
-	if len(out) == 1 && len(out[0]) > max {
-		out[0] = clip(out[0], max)
-	}
+	out := make([]string, 0, to-from+2)
 	if from > 0 {
-		out = append([]string{"…"}, out...)
+		out = append(out, "…")
+	}
+	out = append(out, lines[from:to]...)
+	if to-from == 1 && len(lines[from]) > max {
+		out[len(out)-1] = clip(lines[from], max)
 	}
 	if to < len(lines) {
 		out = append(out, "…")
@@ -188,23 +213,29 @@ const maxHeading = 80
 func queryWords(q string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len([]rune(w)) < 3 || commonWords[w] {
+		n := utf8.RuneCountInString(w)
+		if n < 3 || commonWords[w] {
 			continue
 		}
-		if r := []rune(w); len(r) > 5 {
-			w = string(r[:5])
+		if n > 5 {
+			// The first five runes (lower-casing left w valid UTF-8).
+			cut := 0
+			for range 5 {
+				_, size := utf8.DecodeRuneInString(w[cut:])
+				cut += size
+			}
+			w = w[:cut]
 		}
 		out = append(out, w)
 	}
 	return out
 }
 
-// matches counts the words that occur in line.
-func matches(line string, words []string) int {
-	l := strings.ToLower(line)
+// matches counts the words that occur in lower, lower-case text.
+func matches(lower string, words []string) int {
 	n := 0
 	for _, w := range words {
-		if strings.Contains(l, w) {
+		if strings.Contains(lower, w) {
 			n++
 		}
 	}

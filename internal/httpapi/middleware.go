@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -103,8 +105,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			elapsed := time.Since(start)
-			s.metrics.requests.WithLabelValues(route, fmt.Sprint(status)).Inc()
+			s.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 			s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+			// The access log's attributes are built only for a logger that
+			// writes them.
+			if !s.Log.Enabled(r.Context(), slog.LevelInfo) {
+				return
+			}
 			attrs := []any{"request_id", id, "method", r.Method, "path", r.URL.Path, "route", route, "status", status, "bytes", rec.bytes, "duration", elapsed, "remote", r.RemoteAddr}
 			if rec.errMessage != "" {
 				attrs = append(attrs, "error", rec.errMessage)

@@ -252,6 +252,34 @@ func (di *domainIndex) termMatches(t Term) match {
 	return di.phrase(lists)
 }
 
+// termDocs calls fn with lists of the chunks that hold t, which together are
+// termMatches(t).docs (a chunk may be in several of the lists), until fn
+// returns false. A word or a prefix needs no merge: its postings lists are
+// passed as they are.
+func (di *domainIndex) termDocs(t Term, fn func(docs []int32) bool) {
+	var toks []string
+	for _, w := range t.Words {
+		tokens(w, func(tok string) { toks = append(toks, tok) })
+	}
+	switch {
+	case len(toks) != 1:
+		if m := di.termMatches(t); len(m.docs) > 0 {
+			fn(m.docs)
+		}
+	case t.Prefix:
+		i := sort.SearchStrings(di.sorted, toks[0])
+		for ; i < len(di.sorted) && strings.HasPrefix(di.sorted[i], toks[0]); i++ {
+			if !fn(di.terms[di.sorted[i]].docs) {
+				return
+			}
+		}
+	default:
+		if pl := di.terms[toks[0]]; pl != nil {
+			fn(pl.docs)
+		}
+	}
+}
+
 // prefixed returns the postings of every token starting with prefix.
 func (di *domainIndex) prefixed(prefix string) []*postings {
 	i := sort.SearchStrings(di.sorted, prefix)

@@ -111,6 +111,18 @@ func (m *Memory) PageCount(ctx context.Context, domain string) (int, error) {
 	return len(di.pages), nil
 }
 
+// CountPages counts the pages of the domain that hold t in a chunk the
+// filter keeps, up to upTo (0: all of them). It answers what a search for t
+// alone as a required term, one hit a page, would say by its number of hits
+// ("is this word on most pages?") without scoring or ranking a chunk.
+func (m *Memory) CountPages(ctx context.Context, domain string, t Term, f Filter, upTo int) (int, error) {
+	di, err := m.index(ctx, domain)
+	if err != nil {
+		return 0, fmt.Errorf("count the pages of %s: %w", domain, err)
+	}
+	return di.countPages(t, f, upTo), nil
+}
+
 // Changed tells the Memory that the domain's index may have changed (every
 // domain's, for ""): the next search checks the store's version.
 func (m *Memory) Changed(domain string) {
@@ -270,6 +282,31 @@ func (m *Memory) account(e *memEntry, bytes int64) {
 		m.used -= old.bytes
 		old.bytes = 0
 	}
+}
+
+// countPages is CountPages on this index: the term's chunks are walked,
+// each kept chunk's page marked, until upTo pages are seen.
+func (di *domainIndex) countPages(t Term, f Filter, upTo int) int {
+	if upTo <= 0 {
+		upTo = len(di.pages)
+	}
+	keep := newChunkFilter(f)
+	seen := make([]uint64, (len(di.pages)+63)/64)
+	n := 0
+	di.termDocs(t, func(docs []int32) bool {
+		for _, d := range docs {
+			pg := di.page[d]
+			if seen[pg/64]&(1<<(pg%64)) != 0 || !keep.keeps(&di.chunks[d]) {
+				continue
+			}
+			seen[pg/64] |= 1 << (pg % 64)
+			if n++; n >= upTo {
+				return false
+			}
+		}
+		return true
+	})
+	return n
 }
 
 // Candidates kept per hit asked for: enough for page-level ranking to see

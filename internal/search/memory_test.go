@@ -294,3 +294,60 @@ func TestMemoryPageCount(t *testing.T) {
 		t.Errorf("loads = %d, want one before and one after the re-index", got)
 	}
 }
+
+// CountPages says what a search for the term alone, required, one hit a
+// page, says by its number of hits, for words, prefixes and phrases, under
+// filters that keep some pages out, whatever the bound.
+func TestCountPagesAsSearchCounts(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(3, 4))
+	vocab := []string{"kettle", "kettles", "water", "boil", "boiling", "tea", "teapot", "green", "cup", "descale", "lid", "timer"}
+	var chunks []Chunk
+	for i := range 300 {
+		var words []string
+		for range 2 + rng.IntN(20) {
+			words = append(words, vocab[int(float64(len(vocab))*rng.Float64()*rng.Float64())])
+		}
+		// Several chunks a page, some pages restricted, some versioned.
+		page := fmt.Sprintf("p%02d", i/4)
+		c := textChunk(page, fmt.Sprint(words))
+		c.ID, c.Seq = fmt.Sprintf("%s-%d", page, i%4), i%4
+		switch i / 4 % 5 {
+		case 1:
+			c.Groups = []string{"staff"}
+		case 2:
+			c.Version = "v2"
+		}
+		chunks = append(chunks, c)
+	}
+	src := newMemSource()
+	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
+	if err := m.ReplacePages(ctx, "d", chunks, nil); err != nil {
+		t.Fatal(err)
+	}
+	terms := []Term{
+		{Words: []string{"kettl"}, Prefix: true}, {Words: []string{"boil"}, Prefix: true}, {Words: []string{"te"}, Prefix: true},
+		{Words: []string{"tea"}}, {Words: []string{"timer"}}, {Words: []string{"absent"}}, {Words: []string{"absen"}, Prefix: true},
+		{Words: []string{"green", "cup"}}, {Words: []string{"green", "te"}, Prefix: true},
+	}
+	filters := []Filter{{}, {Groups: []string{"staff"}}, {Version: "v1"}, {Version: "v2", Groups: []string{"staff"}}}
+	for _, term := range terms {
+		term.Required = true
+		for _, f := range filters {
+			for _, upTo := range []int{1, 5, 20, 40, 75} {
+				hits, err := m.Search(ctx, "d", Query{Terms: []Term{term}, Filter: f, Limit: upTo, MaxPerPage: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := m.CountPages(ctx, "d", term, f, upTo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != len(hits) {
+					t.Errorf("%v %+v up to %d: CountPages = %d, a search finds %d pages", term.Words, f, upTo, got, len(hits))
+				}
+			}
+		}
+	}
+}

@@ -130,6 +130,9 @@ func (p *queryParser) word(raw string, typing bool) {
 			}
 			p.prev = lw
 			p.add(Term{Words: []string{lw}, Prefix: prefix})
+			if !upperAfterFirst(s.text) {
+				continue // camelParts would keep it whole
+			}
 			if parts := camelParts(s.text); len(parts) > 1 {
 				for _, part := range parts {
 					if lp := strings.ToLower(part); !p.stop(lp) {
@@ -208,6 +211,27 @@ func endsInWord(text string) bool {
 	return r != utf8.RuneError && isWordRune(r) && !isCJK(r) && !unicode.IsSpace(r)
 }
 
+// normalizeQuotes turns typographic quotation marks into '"'. None of them
+// is ASCII, so plain ASCII text is returned as it is.
 func normalizeQuotes(s string) string {
-	return strings.NewReplacer("“", `"`, "”", `"`, "„", `"`, "«", `"`, "»", `"`, "「", `"`, "」", `"`).Replace(s)
+	if isPlainASCII(s) {
+		return s
+	}
+	return quoteMarks.Replace(s)
+}
+
+// quoteMarks is built once: a Replacer is safe for concurrent use, and
+// building one costs a trie of allocations.
+var quoteMarks = strings.NewReplacer("“", `"`, "”", `"`, "„", `"`, "«", `"`, "»", `"`, "「", `"`, "」", `"`)
+
+// upperAfterFirst reports whether w has an upper-case letter after its first
+// rune: only there does camelParts split a word.
+func upperAfterFirst(w string) bool {
+	_, size := utf8.DecodeRuneInString(w)
+	for _, r := range w[size:] {
+		if r < utf8.RuneSelf && r >= 'A' && r <= 'Z' || r >= utf8.RuneSelf && unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -89,3 +89,18 @@ func FuzzParseQuery(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUpperAfterFirst: a word without an upper-case letter after its first
+// rune is one camel-case part, so ParseQuery may skip camelParts for it.
+func FuzzUpperAfterFirst(f *testing.F) {
+	for _, w := range []string{"JUnit", "iPhone", "getHTTPResponse", "plain", "Élan", "éTÉ", "x", "", "\xffA"} {
+		f.Add(w)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		if !upperAfterFirst(w) {
+			if parts := camelParts(w); len(parts) != 1 {
+				t.Fatalf("camelParts(%q) = %q, but upperAfterFirst is false", w, parts)
+			}
+		}
+	})
+}

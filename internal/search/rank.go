@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // Candidate is a chunk an engine matched, before page-level ranking.
@@ -28,32 +30,47 @@ const (
 // page-level evidence, then at most maxPerPage chunks a page (0: no cap),
 // then the best limit, best first. Scores are replaced by the ranking's.
 // Engines pass enough candidates (several times limit) for the pages that
-// can make the cut.
+// can make the cut. A candidate is one chunk, so no two share a page and a
+// Seq.
 func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
-	byPage := map[string][]int{}
+	// Each page's candidates together, its best first: the pages are
+	// numbered, so that the sort compares numbers rather than paths, and
+	// positions are sorted rather than the candidates themselves, whose
+	// moves would cost write barriers on the paths.
+	pageNo := make(map[string]int32)
+	page := make([]int32, len(cands))
+	order := make([]int32, len(cands))
 	for i, c := range cands {
-		byPage[c.PagePath] = append(byPage[c.PagePath], i)
+		n, ok := pageNo[c.PagePath]
+		if !ok {
+			n = int32(len(pageNo))
+			pageNo[c.PagePath] = n
+		}
+		page[i], order[i] = n, int32(i)
 	}
-	out := make([]Candidate, 0, len(cands))
-	for _, idxs := range byPage {
-		sort.SliceStable(idxs, func(a, b int) bool {
-			ca, cb := cands[idxs[a]], cands[idxs[b]]
-			if ca.Score != cb.Score {
-				return ca.Score > cb.Score
-			}
-			return ca.Seq < cb.Seq
-		})
+	slices.SortFunc(order, func(i, j int32) int {
+		if c := cmp.Compare(page[i], page[j]); c != 0 {
+			return c
+		}
+		return byScoreThenSeq(&cands[i], &cands[j])
+	})
+	ranked := make([]Candidate, 0, len(cands))
+	for start := 0; start < len(order); {
+		end := start + 1
+		for end < len(order) && page[order[end]] == page[order[start]] {
+			end++
+		}
+		same := order[start:end]
+		start = end
 		// top is the sum of the page's best chunks; a chunk gains the
 		// others of them (a chunk past them gains them less the weakest,
 		// so that it never overtakes them).
 		var top, weakest float64
-		for k, i := range idxs {
-			if k < pageEvidenceChunks {
-				top += cands[i].Score
-				weakest = cands[i].Score
-			}
+		for _, i := range same[:min(len(same), pageEvidenceChunks)] {
+			top += cands[i].Score
+			weakest = cands[i].Score
 		}
-		for k, i := range idxs {
+		for k, i := range same {
 			if maxPerPage > 0 && k >= maxPerPage {
 				break
 			}
@@ -63,22 +80,42 @@ func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
 			} else {
 				c.Score += pageEvidence * (top - weakest)
 			}
-			out = append(out, c)
+			ranked = append(ranked, c)
 		}
 	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].Score != out[b].Score {
-			return out[a].Score > out[b].Score
+	order = order[:len(ranked)]
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &ranked[i], &ranked[j]
+		if a.Score != b.Score {
+			return byScoreThenSeq(a, b)
 		}
-		if out[a].PagePath != out[b].PagePath {
-			return out[a].PagePath < out[b].PagePath
+		if c := strings.Compare(a.PagePath, b.PagePath); c != 0 {
+			return c
 		}
-		return out[a].Seq < out[b].Seq
+		return cmp.Compare(a.Seq, b.Seq)
 	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	if limit > 0 && len(order) > limit {
+		order = order[:limit]
+	}
+	out := make([]Candidate, len(order))
+	for k, i := range order {
+		out[k] = ranked[i]
 	}
 	return out
+}
+
+// byScoreThenSeq orders candidates by score, higher first, then by Seq.
+func byScoreThenSeq(a, b *Candidate) int {
+	switch {
+	case a.Score > b.Score:
+		return -1
+	case a.Score < b.Score:
+		return 1
+	}
+	return cmp.Compare(a.Seq, b.Seq)
 }
 
 // SingleWordTerms counts the one-word terms of a query: phrases add to a

@@ -1,7 +1,10 @@
 package search
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -52,5 +55,88 @@ func TestRankedHits(t *testing.T) {
 	}
 	if want := NormalizeScore(9, 1, 2, 100); hits[0].Score != want || hits[1].Score >= hits[0].Score {
 		t.Errorf("scores = %v, %v; want %v first, then lower", hits[0].Score, hits[1].Score, want)
+	}
+}
+
+// rankCandidatesByMaps is RankCandidates as it was first written, grouping
+// the pages in a map and sorting each with sort.SliceStable: the reference
+// the sorted groups must agree with.
+func rankCandidatesByMaps(cands []Candidate, maxPerPage, limit int) []Candidate {
+	byPage := map[string][]int{}
+	for i, c := range cands {
+		byPage[c.PagePath] = append(byPage[c.PagePath], i)
+	}
+	out := make([]Candidate, 0, len(cands))
+	for _, idxs := range byPage {
+		sort.SliceStable(idxs, func(a, b int) bool {
+			ca, cb := cands[idxs[a]], cands[idxs[b]]
+			if ca.Score != cb.Score {
+				return ca.Score > cb.Score
+			}
+			return ca.Seq < cb.Seq
+		})
+		var top, weakest float64
+		for k, i := range idxs {
+			if k < pageEvidenceChunks {
+				top += cands[i].Score
+				weakest = cands[i].Score
+			}
+		}
+		for k, i := range idxs {
+			if maxPerPage > 0 && k >= maxPerPage {
+				break
+			}
+			c := cands[i]
+			if k < pageEvidenceChunks {
+				c.Score += pageEvidence * (top - c.Score)
+			} else {
+				c.Score += pageEvidence * (top - weakest)
+			}
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Score != out[b].Score {
+			return out[a].Score > out[b].Score
+		}
+		if out[a].PagePath != out[b].PagePath {
+			return out[a].PagePath < out[b].PagePath
+		}
+		return out[a].Seq < out[b].Seq
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// RankCandidates gives exactly the reference's ranking and scores, ties in
+// scores included.
+func TestRankCandidatesAsReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 2000 {
+		var cands []Candidate
+		pages := 1 + rng.IntN(40)
+		used := map[[2]int]bool{}
+		for range rng.IntN(400) {
+			pg, seq := rng.IntN(pages), rng.IntN(20)
+			if used[[2]int{pg, seq}] {
+				continue
+			}
+			used[[2]int{pg, seq}] = true
+			// Few distinct scores, so that ties are common.
+			score := float64(1+rng.IntN(8)) * 0.75
+			if rng.IntN(3) == 0 {
+				score = rng.Float64() * 10
+			}
+			cands = append(cands, Candidate{Key: int64(len(cands)), PagePath: fmt.Sprintf("p%02d", pg), Seq: seq, Score: score})
+		}
+		maxPerPage, limit := rng.IntN(4), rng.IntN(50)
+		want := rankCandidatesByMaps(slices.Clone(cands), maxPerPage, limit)
+		got := RankCandidates(slices.Clone(cands), maxPerPage, limit)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (%d candidates, %d a page, limit %d):\n got %v\nwant %v", trial, len(cands), maxPerPage, limit, got, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -217,15 +218,16 @@ func relax(ts []Term) []Term {
 	return dedupeTerms(out)
 }
 
+// dedupeTerms keeps the first of equal terms, up to maxTerms. The terms
+// kept are compared one by one: there are few of them, and no key is built.
 func dedupeTerms(ts []Term) []Term {
-	seen := map[string]bool{}
 	out := ts[:0:0]
 	for _, t := range ts {
-		key := fmt.Sprint(t.Words, t.Prefix, t.Required)
-		if seen[key] {
+		if slices.ContainsFunc(out, func(o Term) bool {
+			return o.Prefix == t.Prefix && o.Required == t.Required && slices.Equal(o.Words, t.Words)
+		}) {
 			continue
 		}
-		seen[key] = true
 		out = append(out, t)
 		if len(out) == maxTerms {
 			break
