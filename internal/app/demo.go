@@ -102,6 +102,11 @@ with the builtin model, which needs no LLM. Create an agent job, then follow it:
 The job's branch appears in the sample repository:
   git --git-dir %s log --oneline --all
 
+The sample docs also carry a workflow, .mintlify/workflows/check-navigation.md,
+that checks the navigation every ten minutes; each run is a job. Run it now:
+
+  curl -s -X POST %s/v2/agent/%s/workflows/check-navigation/run -H 'Authorization: Bearer %s'
+
 %s. Ask the assistant (extractive: it
 quotes and cites the docs; set a domain model like openai/NAME for written answers):
 
@@ -118,6 +123,7 @@ After the docs change, rebuild the index (only changed pages are rewritten):
 		base, project.ID, admin,
 		base, project.ID, admin,
 		base, project.ID, admin, repo,
+		base, project.ID, admin,
 		indexed, base, domain.ID, assistantKey,
 		base, domain.ID, admin)
 	return nil
