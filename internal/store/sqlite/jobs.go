@@ -41,7 +41,7 @@ func findIdempotent(ctx context.Context, q querier, idem *agentjob.Idempotency) 
 	return jobID, true, nil
 }
 
-func rememberIdempotent(ctx context.Context, tx *sql.Tx, idem *agentjob.Idempotency, jobID string, now time.Time) error {
+func rememberIdempotent(ctx context.Context, tx *wtx, idem *agentjob.Idempotency, jobID string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, toMicros(idem.NotBefore)); err != nil {
 		return fmt.Errorf("expire idempotency keys: %w", err)
 	}
@@ -57,7 +57,7 @@ func rememberIdempotent(ctx context.Context, tx *sql.Tx, idem *agentjob.Idempote
 // idempotency key already used, it returns that job instead.
 func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	replayID := ""
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		if idem != nil {
 			id, found, err := findIdempotent(ctx, tx, idem)
 			if err != nil {
@@ -103,7 +103,7 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 	return j, false, err
 }
 
-func insertTurn(ctx context.Context, tx *sql.Tx, jobID string, m agentjob.Message) error {
+func insertTurn(ctx context.Context, tx *wtx, jobID string, m agentjob.Message) error {
 	push, err := nullJSON(m.Push)
 	if err != nil {
 		return fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
@@ -116,7 +116,7 @@ func insertTurn(ctx context.Context, tx *sql.Tx, jobID string, m agentjob.Messag
 	return nil
 }
 
-func appendEvents(ctx context.Context, tx *sql.Tx, jobID string, at time.Time, events []agentjob.NewEvent) error {
+func appendEvents(ctx context.Context, tx *wtx, jobID string, at time.Time, events []agentjob.NewEvent) error {
 	for _, e := range events {
 		data, err := json.Marshal(e.Data)
 		if err != nil {
@@ -279,7 +279,7 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	replayed := false
 	var job agentjob.Job
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		if idem != nil {
 			_, found, err := findIdempotent(ctx, tx, idem)
 			if err != nil {
@@ -329,7 +329,7 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 	return job, replayed, err
 }
 
-func applyTurn(ctx context.Context, tx *sql.Tx, jobID string, tc agentjob.TurnChange) error {
+func applyTurn(ctx context.Context, tx *wtx, jobID string, tc agentjob.TurnChange) error {
 	var res sql.Result
 	var err error
 	fenced := false
@@ -370,7 +370,7 @@ func applyTurn(ctx context.Context, tx *sql.Tx, jobID string, tc agentjob.TurnCh
 
 // AppendEvents adds events to a job's stream.
 func (s *Store) AppendEvents(ctx context.Context, jobID string, at time.Time, events []agentjob.NewEvent) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error { return appendEvents(ctx, tx, jobID, at, events) })
+	return s.writeTx(ctx, func(ctx context.Context, tx *wtx) error { return appendEvents(ctx, tx, jobID, at, events) })
 }
 
 // ListEvents returns up to limit events of a job after afterID, oldest first.

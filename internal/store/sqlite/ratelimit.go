@@ -16,7 +16,7 @@ func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []r
 	usage := make([]ratelimit.Usage, len(rules))
 	taken := make([]bool, len(rules))
 	allowed := true
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		allowed = true
 		nowUS := toMicros(now)
 		for i, r := range rules {
@@ -66,7 +66,7 @@ func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []r
 }
 
 // sweepRateHits deletes a batch of hits, of any key, that left their window.
-func sweepRateHits(ctx context.Context, tx *sql.Tx, nowUS int64) error {
+func sweepRateHits(ctx context.Context, tx *wtx, nowUS int64) error {
 	_, err := tx.ExecContext(ctx, `DELETE FROM rate_hits WHERE rowid IN (SELECT rowid FROM rate_hits WHERE expires <= ? LIMIT ?)`, nowUS, ratelimit.SweepBatch)
 	if err != nil {
 		return fmt.Errorf("sweep expired rate-limit hits: %w", err)
