@@ -24,9 +24,12 @@ func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []r
 			if _, err := tx.ExecContext(ctx, `DELETE FROM rate_hits WHERE key = ? AND at <= ?`, r.Key, start); err != nil {
 				return fmt.Errorf("expire hits of %s: %w", r.Key, err)
 			}
+			// The count is kept by triggers (migration 0012); MIN alone
+			// reads the first entry of the (key, at) index.
 			var count int
 			var oldest sql.NullInt64
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(at) FROM rate_hits WHERE key = ?`, r.Key).Scan(&count, &oldest); err != nil {
+			err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT hits FROM rate_counts WHERE key = ?1), 0), (SELECT MIN(at) FROM rate_hits WHERE key = ?1)`, r.Key).Scan(&count, &oldest)
+			if err != nil {
 				return fmt.Errorf("count hits of %s: %w", r.Key, err)
 			}
 			usage[i] = ratelimit.Usage{Rule: r, Used: count, ResetIn: r.Window}
