@@ -12,6 +12,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/ratelimit"
 )
 
 type querier interface {
@@ -56,8 +57,16 @@ func rememberIdempotent(ctx context.Context, tx *wtx, idem *agentjob.Idempotency
 // CreateJob stores a job with its first queued turn and events. With an
 // idempotency key already used, it returns that job instead.
 func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	return s.CreateJobChecked(ctx, job, idem, events, nil)
+}
+
+// CreateJobChecked is CreateJob that makes c (when not nil) in the same
+// transaction, unless it replays an earlier request; see
+// agentjob.CheckingStore.
+func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	replayID := ""
 	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+		replayID = ""
 		if idem != nil {
 			id, found, err := findIdempotent(ctx, tx, idem)
 			if err != nil {
@@ -67,6 +76,11 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 				replayID = id
 				return nil
 			}
+		}
+		if err := check(ctx, tx, c); err != nil {
+			return err
+		}
+		if idem != nil {
 			if err := rememberIdempotent(ctx, tx, idem, job.ID, job.CreatedAt); err != nil {
 				return err
 			}
@@ -277,9 +291,17 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // A job's trigger, workflow and run spec are fixed when it is created, as
 // its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	return s.ApplyChecked(ctx, projectID, jobID, p, idem, events, nil)
+}
+
+// ApplyChecked is Apply that makes c (when not nil) in the same
+// transaction, unless it replays an earlier request; see
+// agentjob.CheckingStore.
+func (s *Store) ApplyChecked(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	replayed := false
 	var job agentjob.Job
 	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+		replayed = false
 		if idem != nil {
 			_, found, err := findIdempotent(ctx, tx, idem)
 			if err != nil {
@@ -289,6 +311,11 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 				replayed = true
 				return nil
 			}
+		}
+		if err := check(ctx, tx, c); err != nil {
+			return err
+		}
+		if idem != nil {
 			if err := rememberIdempotent(ctx, tx, idem, jobID, p.Job.UpdatedAt); err != nil {
 				return err
 			}

@@ -40,9 +40,10 @@ type Store struct {
 }
 
 var (
-	_ tenant.Store    = (*Store)(nil)
-	_ agentjob.Store  = (*Store)(nil)
-	_ ratelimit.Store = (*Store)(nil)
+	_ tenant.Store           = (*Store)(nil)
+	_ agentjob.Store         = (*Store)(nil)
+	_ agentjob.CheckingStore = (*Store)(nil)
+	_ ratelimit.Store        = (*Store)(nil)
 )
 
 // FileName is the database file inside the data directory.

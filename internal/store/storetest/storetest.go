@@ -94,6 +94,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, webSessionCases()...)
 	cases = append(cases, workflowJobCases()...)
 	cases = append(cases, workflowStoreCases()...)
+	cases = append(cases, checkedCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
