@@ -19,6 +19,7 @@ import (
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // FindIdempotent returns the job id an earlier request with the same key made.
@@ -67,40 +68,33 @@ func claimIdempotent(ctx context.Context, tx pgx.Tx, idem *agentjob.Idempotency,
 
 // CreateJob stores a job with its first queued turn and events. With an
 // idempotency key already used, it returns that job instead.
+//
+// Without a key it is one round trip: the inserts go in one batch, which
+// PostgreSQL runs as one implicit transaction, and return the job as
+// stored. With a key, the key is claimed first in a transaction of its own
+// (see claimIdempotent).
 func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	if idem == nil {
+		stored, err := insertJob(ctx, s.pool, job, events)
+		if err != nil {
+			return agentjob.Job{}, false, s.noteWrite(err)
+		}
+		return stored, false, nil
+	}
 	var replayID string
+	var stored agentjob.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		replayID = ""
-		if idem != nil {
-			id, found, err := claimIdempotent(ctx, tx, idem, job.ID, job.CreatedAt)
-			if err != nil {
-				return err
-			}
-			if found {
-				replayID = id
-				return nil
-			}
-		}
-		run, err := nullJSON(job.Run)
+		id, found, err := claimIdempotent(ctx, tx, idem, job.ID, job.CreatedAt)
 		if err != nil {
-			return fmt.Errorf("encode run spec: %w", err)
-		}
-		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
-			triggerOf(job), job.Workflow, run)
-		for _, m := range job.Messages {
-			if err := queueTurn(b, job.ID, m); err != nil {
-				return err
-			}
-		}
-		if err := queueEvents(b, job.ID, job.CreatedAt, events); err != nil {
 			return err
 		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("insert job: %w", err)
+		if found {
+			replayID = id
+			return nil
 		}
-		return nil
+		stored, err = insertJob(ctx, tx, job, events)
+		return err
 	})
 	if err != nil {
 		return agentjob.Job{}, false, err
@@ -109,8 +103,48 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 		j, err := s.GetJob(ctx, job.ProjectID, replayID)
 		return j, true, err
 	}
-	j, err := s.GetJob(ctx, job.ProjectID, job.ID)
-	return j, false, err
+	return stored, false, nil
+}
+
+// insertJob inserts a job, its messages and events in one batch and returns
+// the job as stored, read as GetJob reads it.
+func insertJob(ctx context.Context, q querier, job agentjob.Job, events []agentjob.NewEvent) (agentjob.Job, error) {
+	run, err := nullJSON(job.Run)
+	if err != nil {
+		return agentjob.Job{}, fmt.Errorf("encode run spec: %w", err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+jobColumns,
+		job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
+		triggerOf(job), job.Workflow, run)
+	for _, m := range job.Messages {
+		args, err := turnArgs(job.ID, m)
+		if err != nil {
+			return agentjob.Job{}, err
+		}
+		b.Queue(insertTurn+` RETURNING `+turnColumns, args...)
+	}
+	if err := queueEvents(b, job.ID, job.CreatedAt, events); err != nil {
+		return agentjob.Job{}, err
+	}
+	br := q.SendBatch(ctx, b)
+	stored, err := scanJob(br.QueryRow())
+	if err != nil {
+		_ = br.Close()
+		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
+	}
+	for range job.Messages {
+		m, err := scanMessage(br.QueryRow())
+		if err != nil {
+			_ = br.Close()
+			return agentjob.Job{}, fmt.Errorf("insert turn: %w", err)
+		}
+		stored.Messages = append(stored.Messages, m)
+	}
+	if err := br.Close(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
+	}
+	return stored, nil
 }
 
 const insertTurn = `INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push) VALUES ($1, $2, $3, $4, $5, $6)`
@@ -122,15 +156,6 @@ func turnArgs(jobID string, m agentjob.Message) ([]any, error) {
 		return nil, fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
 	}
 	return []any{jobID, m.Seq, m.Prompt, string(m.State), m.CreatedAt, push}, nil
-}
-
-func queueTurn(b *pgx.Batch, jobID string, m agentjob.Message) error {
-	args, err := turnArgs(jobID, m)
-	if err != nil {
-		return err
-	}
-	b.Queue(insertTurn, args...)
-	return nil
 }
 
 // queueEvents adds inserts of events to b. The caller holds the job's row
@@ -196,19 +221,63 @@ func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job,
 	return getJob(ctx, s.pool, projectID, id, "")
 }
 
-// getJob reads a job and its messages; lock, if given, is a locking clause
-// for the job's row (FOR NO KEY UPDATE), taken before the messages are read.
+// getJob reads a job and its messages in one round trip; lock, if given,
+// is a locking clause for the job's row (FOR NO KEY UPDATE), taken before
+// the messages are read.
 func getJob(ctx context.Context, q querier, projectID, id, lock string) (agentjob.Job, error) {
-	j, err := scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID))
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID)
+	b.Queue(`SELECT `+turnColumns+` FROM job_turns WHERE job_id = $1 ORDER BY seq`, id)
+	br := q.SendBatch(ctx, b)
+	defer br.Close()
+	j, err := scanJob(br.QueryRow())
 	if err != nil {
 		return agentjob.Job{}, notFoundOr(err, "job", id)
 	}
-	msgs, err := loadMessages(ctx, q, []string{id})
+	rows, err := br.Query()
 	if err != nil {
-		return agentjob.Job{}, err
+		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
 	}
-	j.Messages = msgs[id]
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return agentjob.Job{}, fmt.Errorf("job %s: %w", id, err)
+		}
+		j.Messages = append(j.Messages, m)
+	}
+	if err := rows.Err(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
+	}
+	rows.Close()
+	if err := br.Close(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
+	}
 	return j, nil
+}
+
+// turnColumns are what scanMessage reads.
+const turnColumns = `seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push`
+
+// scanMessage reads turnColumns.
+func scanMessage(row pgx.Row) (agentjob.Message, error) {
+	var state string
+	var m agentjob.Message
+	var push []byte
+	cp := &m.Checkpoint
+	if err := row.Scan(&m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink, &push); err != nil {
+		return m, fmt.Errorf("scan message: %w", err)
+	}
+	var err error
+	if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
+		return m, fmt.Errorf("decode push of turn %d: %w", m.Seq, err)
+	}
+	m.State = agentjob.TurnState(state)
+	m.CreatedAt, m.StartedAt, m.FinishedAt, m.RunAfter = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt), utcPtr(m.RunAfter)
+	if len(cp.FilesChanged) == 0 {
+		cp.FilesChanged = nil
+	}
+	return m, nil
 }
 
 func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][]agentjob.Message, error) {
@@ -216,27 +285,16 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	if len(jobIDs) == 0 {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
+	rows, err := q.Query(ctx, `SELECT job_id, `+turnColumns+` FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var jobID, state string
-		var m agentjob.Message
-		var push []byte
-		cp := &m.Checkpoint
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink, &push); err != nil {
-			return nil, fmt.Errorf("scan message: %w", err)
-		}
-		var err error
-		if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
-			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
-		}
-		m.State = agentjob.TurnState(state)
-		m.CreatedAt, m.StartedAt, m.FinishedAt, m.RunAfter = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt), utcPtr(m.RunAfter)
-		if len(cp.FilesChanged) == 0 {
-			cp.FilesChanged = nil
+		var jobID string
+		m, err := scanMessage(prefixed{rows, &jobID})
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", jobID, err)
 		}
 		out[jobID] = append(out[jobID], m)
 	}
@@ -245,6 +303,15 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	}
 	return out, nil
 }
+
+// prefixed scans a row whose first column is read into first, the rest as
+// a reader of the remaining columns would.
+type prefixed struct {
+	row   pgx.Row
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
 
 // ListJobs returns a page of the project's jobs, newest first.
 func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQuery) ([]agentjob.Job, error) {

@@ -65,8 +65,9 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 // agentjob.CheckingStore.
 func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	replayID := ""
+	var stored agentjob.Job
 	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
-		replayID = ""
+		replayID, stored = "", agentjob.Job{}
 		if idem != nil {
 			id, found, err := findIdempotent(ctx, tx, idem)
 			if err != nil {
@@ -93,16 +94,20 @@ func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *ag
 		if err != nil {
 			return fmt.Errorf("encode run spec: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		// The job as stored comes back from the inserts themselves, read
+		// as GetJob reads it: no read after the commit.
+		stored, err = scanJob(tx.QueryRowContext(ctx, `INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+jobColumns,
 			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, string(files), toMicros(job.CreatedAt), toMicros(job.UpdatedAt),
-			triggerOf(job), job.Workflow, run)
+			triggerOf(job), job.Workflow, run))
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
 		for _, m := range job.Messages {
-			if err := insertTurn(ctx, tx, job.ID, m); err != nil {
+			msg, err := insertTurnReturning(ctx, tx, job.ID, m)
+			if err != nil {
 				return err
 			}
+			stored.Messages = append(stored.Messages, msg)
 		}
 		return appendEvents(ctx, tx, job.ID, job.CreatedAt, events)
 	})
@@ -113,8 +118,7 @@ func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *ag
 		j, err := s.GetJob(ctx, job.ProjectID, replayID)
 		return j, true, err
 	}
-	j, err := s.GetJob(ctx, job.ProjectID, job.ID)
-	return j, false, err
+	return stored, false, nil
 }
 
 func insertTurn(ctx context.Context, tx *wtx, jobID string, m agentjob.Message) error {
@@ -128,6 +132,21 @@ func insertTurn(ctx context.Context, tx *wtx, jobID string, m agentjob.Message) 
 		return fmt.Errorf("insert turn: %w", err)
 	}
 	return nil
+}
+
+// insertTurnReturning is insertTurn that returns the message as stored, as
+// loadMessages reads it.
+func insertTurnReturning(ctx context.Context, tx *wtx, jobID string, m agentjob.Message) (agentjob.Message, error) {
+	push, err := nullJSON(m.Push)
+	if err != nil {
+		return agentjob.Message{}, fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
+	}
+	stored, err := scanMessage(tx.QueryRowContext(ctx, `INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push) VALUES (?, ?, ?, ?, ?, ?) RETURNING `+turnColumns,
+		jobID, m.Seq, m.Prompt, string(m.State), toMicros(m.CreatedAt), push))
+	if err != nil {
+		return agentjob.Message{}, fmt.Errorf("insert turn: %w", err)
+	}
+	return stored, nil
 }
 
 func appendEvents(ctx context.Context, tx *wtx, jobID string, at time.Time, events []agentjob.NewEvent) error {
@@ -204,37 +223,59 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	for i, id := range jobIDs {
 		args[i] = id
 	}
-	rows, err := q.QueryContext(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT job_id, `+turnColumns+` FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var jobID, state, pushedFiles string
-		var m agentjob.Message
-		var created, runAfter int64
-		var started, finished sql.NullInt64
-		var push []byte
-		cp := &m.Checkpoint
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink, &push); err != nil {
-			return nil, fmt.Errorf("scan message: %w", err)
-		}
-		var err error
-		if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
-			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
-		}
-		m.State = agentjob.TurnState(state)
-		m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
-		if runAfter > 0 {
-			t := fromMicros(runAfter)
-			m.RunAfter = &t
-		}
-		if err := json.Unmarshal([]byte(pushedFiles), &cp.FilesChanged); err != nil {
-			return nil, fmt.Errorf("decode checkpoint files of job %s turn %d: %w", jobID, m.Seq, err)
+		var jobID string
+		m, err := scanMessage(prefixed{rows, &jobID})
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", jobID, err)
 		}
 		out[jobID] = append(out[jobID], m)
 	}
 	return out, rows.Err()
+}
+
+// turnColumns are what scanMessage reads.
+const turnColumns = `seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push`
+
+// prefixed scans a row whose first column is read into first, the rest as
+// a scanner of the remaining columns would.
+type prefixed struct {
+	row   scanner
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
+
+// scanMessage reads turnColumns.
+func scanMessage(row scanner) (agentjob.Message, error) {
+	var state, pushedFiles string
+	var m agentjob.Message
+	var created, runAfter int64
+	var started, finished sql.NullInt64
+	var push []byte
+	cp := &m.Checkpoint
+	if err := row.Scan(&m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink, &push); err != nil {
+		return m, fmt.Errorf("scan message: %w", err)
+	}
+	var err error
+	if m.Push, err = fromNullJSON[agentjob.PushRange](push); err != nil {
+		return m, fmt.Errorf("decode push of turn %d: %w", m.Seq, err)
+	}
+	m.State = agentjob.TurnState(state)
+	m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
+	if runAfter > 0 {
+		t := fromMicros(runAfter)
+		m.RunAfter = &t
+	}
+	if err := json.Unmarshal([]byte(pushedFiles), &cp.FilesChanged); err != nil {
+		return m, fmt.Errorf("decode checkpoint files of turn %d: %w", m.Seq, err)
+	}
+	return m, nil
 }
 
 func placeholders(n int) string {
