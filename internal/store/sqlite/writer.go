@@ -74,6 +74,19 @@ type writer struct {
 	batches   atomic.Int64
 }
 
+// WriteStats counts the store's write transactions that committed and the
+// commits they took: under concurrent writes, fewer commits than
+// transactions (see writer.go).
+type WriteStats struct {
+	Transactions int64
+	Commits      int64
+}
+
+// WriteStats reports the store's write transactions and commits so far.
+func (s *Store) WriteStats() WriteStats {
+	return WriteStats{Transactions: s.write.committed.Load(), Commits: s.write.batches.Load()}
+}
+
 func newWriter(db *sql.DB) *writer {
 	w := &writer{
 		db:    db,
