@@ -171,20 +171,6 @@ func queueEvents(b *pgx.Batch, jobID string, at time.Time, events []agentjob.New
 	return nil
 }
 
-func appendEvents(ctx context.Context, tx pgx.Tx, jobID string, at time.Time, events []agentjob.NewEvent) error {
-	if len(events) == 0 {
-		return nil
-	}
-	b := &pgx.Batch{}
-	if err := queueEvents(b, jobID, at, events); err != nil {
-		return err
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("insert events: %w", err)
-	}
-	return nil
-}
-
 const jobColumns = `id, project_id, version, status, repository, branch, base_ref, model, pr_link, pr_number, summary, error, files_changed, input_tokens, output_tokens, created_at, updated_at, completed_at, archived_at, trigger, workflow, run`
 
 // triggerOf is what the jobs row says started job: a job that does not say
@@ -226,10 +212,27 @@ func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job,
 // the messages are read.
 func getJob(ctx context.Context, q querier, projectID, id, lock string) (agentjob.Job, error) {
 	b := &pgx.Batch{}
-	b.Queue(`SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID)
-	b.Queue(`SELECT `+turnColumns+` FROM job_turns WHERE job_id = $1 ORDER BY seq`, id)
+	queueGetJob(b, projectID, id, lock)
 	br := q.SendBatch(ctx, b)
 	defer br.Close()
+	j, err := readJob(br, id)
+	if err != nil {
+		return agentjob.Job{}, err
+	}
+	if err := br.Close(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// queueGetJob queues the two reads of a job that readJob reads.
+func queueGetJob(b *pgx.Batch, projectID, id, lock string) {
+	b.Queue(`SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID)
+	b.Queue(`SELECT `+turnColumns+` FROM job_turns WHERE job_id = $1 ORDER BY seq`, id)
+}
+
+// readJob reads the results of queueGetJob's reads.
+func readJob(br pgx.BatchResults, id string) (agentjob.Job, error) {
 	j, err := scanJob(br.QueryRow())
 	if err != nil {
 		return agentjob.Job{}, notFoundOr(err, "job", id)
@@ -248,10 +251,6 @@ func getJob(ctx context.Context, q querier, projectID, id, lock string) (agentjo
 	}
 	if err := rows.Err(); err != nil {
 		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
-	}
-	rows.Close()
-	if err := br.Close(); err != nil {
-		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 	}
 	return j, nil
 }
@@ -356,10 +355,10 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // A job's trigger, workflow and run spec are fixed when it is created, as
 // its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
-	var replayed bool
+	var replayed, noRow bool
 	var job agentjob.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		replayed = false
+		replayed, noRow = false, false
 		if idem != nil {
 			_, found, err := claimIdempotent(ctx, tx, idem, jobID, p.Job.UpdatedAt)
 			if err != nil {
@@ -370,29 +369,57 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 				return nil
 			}
 		}
+		// One round trip for the change and the job as it leaves it:
+		// every statement goes in one batch, each result is checked in
+		// order, and any failed check rolls the whole transaction back.
 		j := p.Job
-		tag, err := tx.Exec(ctx, `UPDATE jobs SET version = version + 1, status = $1, pr_link = $2, pr_number = $3, summary = $4, error = $5, files_changed = $6, input_tokens = $7, output_tokens = $8, updated_at = $9, completed_at = $10, archived_at = $11 WHERE id = $12 AND project_id = $13 AND version = $14`,
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE jobs SET version = version + 1, status = $1, pr_link = $2, pr_number = $3, summary = $4, error = $5, files_changed = $6, input_tokens = $7, output_tokens = $8, updated_at = $9, completed_at = $10, archived_at = $11 WHERE id = $12 AND project_id = $13 AND version = $14`,
 			string(j.Status), j.PRLink, j.PRNumber, j.Summary, j.Error, nonNil(j.FilesChanged), j.Usage.InputTokens, j.Usage.OutputTokens, j.UpdatedAt, j.CompletedAt, j.ArchivedAt, jobID, projectID, p.Version)
+		checks := make([]func(pgconn.CommandTag, error) error, 0, len(p.Turns))
+		for _, tc := range p.Turns {
+			check, err := queueTurnChange(b, jobID, tc)
+			if err != nil {
+				return err
+			}
+			checks = append(checks, check)
+		}
+		if err := queueEvents(b, jobID, j.UpdatedAt, events); err != nil {
+			return err
+		}
+		queueGetJob(b, projectID, jobID, "")
+		br := tx.SendBatch(ctx, b)
+		defer br.Close()
+		tag, err := br.Exec()
 		if err != nil {
 			return fmt.Errorf("update job: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			if _, err := getJob(ctx, tx, projectID, jobID, ""); err != nil {
-				return err
-			}
-			return agentjob.StaleError(jobID)
+			noRow = true
+			return errNoJobRow
 		}
-		for _, tc := range p.Turns {
-			if err := applyTurn(ctx, tx, jobID, tc); err != nil {
+		for _, check := range checks {
+			if err := check(br.Exec()); err != nil {
 				return err
 			}
 		}
-		if err := appendEvents(ctx, tx, jobID, j.UpdatedAt, events); err != nil {
+		for _, e := range events {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("insert %s event: %w", e.Type, err)
+			}
+		}
+		if job, err = readJob(br, jobID); err != nil {
 			return err
 		}
-		job, err = getJob(ctx, tx, projectID, jobID, "")
-		return err
+		return br.Close()
 	})
+	if noRow {
+		// The job moved on, or is not the project's: say which.
+		if _, err := s.GetJob(ctx, projectID, jobID); err != nil {
+			return agentjob.Job{}, false, err
+		}
+		return agentjob.Job{}, false, agentjob.StaleError(jobID)
+	}
 	if err != nil {
 		return agentjob.Job{}, false, err
 	}
@@ -402,42 +429,47 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 	return job, replayed, err
 }
 
-func applyTurn(ctx context.Context, tx pgx.Tx, jobID string, tc agentjob.TurnChange) error {
-	var tag pgconn.CommandTag
-	var err error
+// errNoJobRow: Apply's update found no row at the patch's version.
+var errNoJobRow = errors.New("no job row at the patch's version")
+
+// queueTurnChange queues the statement of one turn change and returns the
+// check of its result.
+func queueTurnChange(b *pgx.Batch, jobID string, tc agentjob.TurnChange) (func(pgconn.CommandTag, error) error, error) {
 	fenced := false
 	switch tc.Op {
 	case agentjob.OpInsert:
-		var args []any
-		if args, err = turnArgs(jobID, tc.Message); err != nil {
-			return err
+		args, err := turnArgs(jobID, tc.Message)
+		if err != nil {
+			return nil, err
 		}
-		_, err = tx.Exec(ctx, insertTurn, args...)
-		if isUniqueViolation(err) {
-			return agentjob.StaleError(jobID)
-		}
+		b.Queue(insertTurn, args...)
 	case agentjob.OpEnd:
 		fenced = true
-		tag, err = tx.Exec(ctx, `UPDATE job_turns SET state = $1, summary = $2, error = $3, finished_at = $4, lease_owner = '', lease_until = NULL WHERE job_id = $5 AND seq = $6 AND state = 'running' AND lease_owner = $7 AND attempts = $8`,
+		b.Queue(`UPDATE job_turns SET state = $1, summary = $2, error = $3, finished_at = $4, lease_owner = '', lease_until = NULL WHERE job_id = $5 AND seq = $6 AND state = 'running' AND lease_owner = $7 AND attempts = $8`,
 			string(tc.State), tc.Summary, tc.Error, tc.At, jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
 	case agentjob.OpRetry:
 		fenced = true
-		tag, err = tx.Exec(ctx, `UPDATE job_turns SET state = 'queued', error = $1, run_after = $2, lease_owner = '', lease_until = NULL WHERE job_id = $3 AND seq = $4 AND state = 'running' AND lease_owner = $5 AND attempts = $6`,
+		b.Queue(`UPDATE job_turns SET state = 'queued', error = $1, run_after = $2, lease_owner = '', lease_until = NULL WHERE job_id = $3 AND seq = $4 AND state = 'running' AND lease_owner = $5 AND attempts = $6`,
 			tc.Error, tc.RunAfter, jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
 	case agentjob.OpCancelQueued:
-		_, err = tx.Exec(ctx, `UPDATE job_turns SET state = 'canceled', error = $1, finished_at = $2 WHERE job_id = $3 AND state = 'queued'`, tc.Error, tc.At, jobID)
+		b.Queue(`UPDATE job_turns SET state = 'canceled', error = $1, finished_at = $2 WHERE job_id = $3 AND state = 'queued'`, tc.Error, tc.At, jobID)
 	case agentjob.OpStopRunning:
-		_, err = tx.Exec(ctx, `UPDATE job_turns SET cancel_requested = true WHERE job_id = $1 AND state = 'running'`, jobID)
+		b.Queue(`UPDATE job_turns SET cancel_requested = true WHERE job_id = $1 AND state = 'running'`, jobID)
 	default:
-		return fmt.Errorf("apply turn change: unknown op %q", tc.Op)
+		return nil, fmt.Errorf("apply turn change: unknown op %q", tc.Op)
 	}
-	if err != nil {
-		return fmt.Errorf("apply %s to turn %d: %w", tc.Op, tc.Seq, err)
-	}
-	if fenced && tag.RowsAffected() == 0 {
-		return agentjob.LeaseLostError(*tc.Lease)
-	}
-	return nil
+	return func(tag pgconn.CommandTag, err error) error {
+		if tc.Op == agentjob.OpInsert && isUniqueViolation(err) {
+			return agentjob.StaleError(jobID)
+		}
+		if err != nil {
+			return fmt.Errorf("apply %s to turn %d: %w", tc.Op, tc.Seq, err)
+		}
+		if fenced && tag.RowsAffected() == 0 {
+			return agentjob.LeaseLostError(*tc.Lease)
+		}
+		return nil
+	}, nil
 }
 
 // AppendEvents adds events to a job's stream.
@@ -445,19 +477,36 @@ func (s *Store) AppendEvents(ctx context.Context, jobID string, at time.Time, ev
 	if len(events) == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		// Hold the job's row while the ids are drawn, so a stream that
-		// resumes after the highest id it saw cannot skip one committed late.
+	// One round trip: one batch, which PostgreSQL runs as one implicit
+	// transaction. It holds the job's row while the ids are drawn, so a
+	// stream that resumes after the highest id it saw cannot skip one
+	// committed late. Without the job, the inserts fail on its foreign key
+	// and nothing is stored.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT 1 FROM jobs WHERE id = $1 FOR NO KEY UPDATE`, jobID)
+	if err := queueEvents(b, jobID, at, events); err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		br := s.pool.SendBatch(ctx, b)
 		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM jobs WHERE id = $1 FOR NO KEY UPDATE`, jobID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
+		lockErr := br.QueryRow().Scan(&one)
+		err := br.Close()
+		switch {
+		case errors.Is(lockErr, pgx.ErrNoRows):
 			return apperr.New(apperr.NotFound, "job %q not found", jobID)
+		case lockErr != nil:
+			err = lockErr
 		}
-		if err != nil {
-			return fmt.Errorf("lock job: %w", err)
+		if err == nil {
+			return nil
 		}
-		return appendEvents(ctx, tx, jobID, at, events)
-	})
+		if attempt < 3 && retryable(err) {
+			s.log.Warn("postgres transaction retried", "attempt", attempt, "err", err)
+			continue
+		}
+		return s.noteWrite(fmt.Errorf("append events: %w", err))
+	}
 }
 
 // ListEvents returns up to limit events of a job after afterID, oldest first.

@@ -1870,6 +1870,12 @@ func testEvents(t *testing.T, s Store) {
 	must(t, s.AppendEvents(e.ctx, b.ID, at, []agentjob.NewEvent{{Type: "other", Data: map[string]any{"job": "b"}}}), "AppendEvents b")
 	must(t, s.AppendEvents(e.ctx, a.ID, at.Add(time.Second), []agentjob.NewEvent{{Type: "pr", Data: map[string]any{"url": "https://example.com/pr/1"}}}), "AppendEvents a again")
 	must(t, s.AppendEvents(e.ctx, a.ID, at, nil), "AppendEvents none")
+	if err := s.AppendEvents(e.ctx, "no-such-job", at, []agentjob.NewEvent{{Type: "stray"}}); err == nil {
+		t.Errorf("AppendEvents to a job that does not exist succeeded")
+	}
+	if evs := e.events("no-such-job"); len(evs) != 0 {
+		t.Errorf("events stored for a job that does not exist: %+v", evs)
+	}
 
 	all, err := s.ListEvents(e.ctx, a.ID, 0, 100)
 	must(t, err, "ListEvents")
