@@ -214,7 +214,7 @@ func getJob(ctx context.Context, q querier, projectID, id, lock string) (agentjo
 	b := &pgx.Batch{}
 	queueGetJob(b, projectID, id, lock)
 	br := q.SendBatch(ctx, b)
-	defer br.Close()
+	defer func() { _ = br.Close() }()
 	j, err := readJob(br, id)
 	if err != nil {
 		return agentjob.Job{}, err
@@ -389,7 +389,7 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 		}
 		queueGetJob(b, projectID, jobID, "")
 		br := tx.SendBatch(ctx, b)
-		defer br.Close()
+		defer func() { _ = br.Close() }()
 		tag, err := br.Exec()
 		if err != nil {
 			return fmt.Errorf("update job: %w", err)

@@ -33,7 +33,7 @@ func (r readDB) stmt(ctx context.Context, query string) *sql.Stmt {
 	if ok || full {
 		return st
 	}
-	st, err := r.DB.PrepareContext(ctx, query)
+	st, err := r.PrepareContext(ctx, query)
 	if err != nil {
 		return nil
 	}
@@ -74,7 +74,7 @@ func (r readDB) closeAll() error {
 		r.cache.mu.Unlock()
 	}
 	if r.DB != nil {
-		errs = append(errs, r.DB.Close())
+		errs = append(errs, r.Close())
 	}
 	return errors.Join(errs...)
 }
