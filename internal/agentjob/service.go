@@ -52,6 +52,12 @@ func ValidatePrompt(prompt string) error {
 // Create starts a job for project with its first instruction. The second
 // result is true when idempotencyKey replays an earlier request.
 func (s *Service) Create(ctx context.Context, p tenant.Project, prompt, idempotencyKey string) (Job, bool, error) {
+	return s.create(ctx, p, prompt, idempotencyKey, nil)
+}
+
+// create is Create, with the store making check in the transaction that
+// writes the job when check is not nil.
+func (s *Service) create(ctx context.Context, p tenant.Project, prompt, idempotencyKey string, check *checked) (Job, bool, error) {
 	if err := ValidatePrompt(prompt); err != nil {
 		return Job{}, false, err
 	}
@@ -68,12 +74,18 @@ func (s *Service) Create(ctx context.Context, p tenant.Project, prompt, idempote
 		Trigger:    TriggerAPI,
 	}
 	idem := s.idempotency(createScope(p.ID), idempotencyKey, prompt, now)
-	return s.createFrom(ctx, draft, Input{Kind: InCreate, At: now, Prompt: prompt}, idem)
+	return s.createWith(ctx, draft, Input{Kind: InCreate, At: now, Prompt: prompt}, idem, check)
 }
 
 // createFrom has the reducer decide a new job from draft and the store
 // write it with its first turn.
 func (s *Service) createFrom(ctx context.Context, draft Job, in Input, idem *Idempotency) (Job, bool, error) {
+	return s.createWith(ctx, draft, in, idem, nil)
+}
+
+// createWith is createFrom, with the store making check in the transaction
+// that writes the job when check is not nil.
+func (s *Service) createWith(ctx context.Context, draft Job, in Input, idem *Idempotency, check *checked) (Job, bool, error) {
 	patch, events, err := Reduce(draft, in)
 	if err != nil {
 		return Job{}, false, err
@@ -82,7 +94,12 @@ func (s *Service) createFrom(ctx context.Context, draft Job, in Input, idem *Ide
 	for _, tc := range patch.Turns {
 		job.Messages = append(job.Messages, tc.Message)
 	}
-	job, replayed, err := s.store.CreateJob(ctx, job, idem, events)
+	var replayed bool
+	if check != nil {
+		job, replayed, err = check.store.CreateJobChecked(ctx, job, idem, events, check.check)
+	} else {
+		job, replayed, err = s.store.CreateJob(ctx, job, idem, events)
+	}
 	if err != nil {
 		return Job{}, false, err
 	}
@@ -105,10 +122,18 @@ func (s *Service) List(ctx context.Context, projectID string, q ListQuery) ([]Jo
 // Message adds a follow-up instruction. It runs after any turn already
 // queued or running for the job, in the order received.
 func (s *Service) Message(ctx context.Context, projectID, jobID, prompt, idempotencyKey string) (Job, bool, error) {
+	return s.message(ctx, projectID, jobID, prompt, idempotencyKey, nil)
+}
+
+// message is Message, with the store making check in the transaction that
+// writes the message when check is not nil.
+func (s *Service) message(ctx context.Context, projectID, jobID, prompt, idempotencyKey string, check *checked) (Job, bool, error) {
 	if err := ValidatePrompt(prompt); err != nil {
 		return Job{}, false, err
 	}
 	idem := s.idempotency(messageScope(projectID, jobID), idempotencyKey, prompt, s.now())
+	// A retry is answered with the job even when the job has moved on to
+	// refuse follow-ups since; the store looks again in its transaction.
 	if job, found, err := s.replay(ctx, projectID, idem); err != nil || found {
 		return job, found, err
 	}
@@ -123,7 +148,13 @@ func (s *Service) Message(ctx context.Context, projectID, jobID, prompt, idempot
 		if err != nil {
 			return Job{}, false, err
 		}
-		updated, replayed, err := s.store.Apply(ctx, projectID, jobID, patch, idem, events)
+		var updated Job
+		var replayed bool
+		if check != nil {
+			updated, replayed, err = check.store.ApplyChecked(ctx, projectID, jobID, patch, idem, events, check.check)
+		} else {
+			updated, replayed, err = s.store.Apply(ctx, projectID, jobID, patch, idem, events)
+		}
 		if err == nil {
 			if !replayed {
 				s.hub.JobChanged(jobID)

@@ -103,6 +103,16 @@ func (m *Main) Start(ctx context.Context) error {
 	hub := b.Hub
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if b.Local != nil {
+		// Group commit at work: fewer commits than transactions.
+		local := b.Local
+		registry.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "docsmith_sqlite_write_transactions_total", Help: "Write transactions committed to the SQLite store."},
+				func() float64 { return float64(local.WriteStats().Transactions) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "docsmith_sqlite_write_commits_total", Help: "Commits of the SQLite store, each holding one or more write transactions."},
+				func() float64 { return float64(local.WriteStats().Commits) }),
+		)
+	}
 	jobs := agentjob.NewService(b.Jobs, hub, m.Now)
 	// The agent reads the projects' repositories for the workflows too,
 	// in every role: a webhook on an API replica syncs them.

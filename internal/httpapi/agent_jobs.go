@@ -166,18 +166,14 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if job, replayed, err := s.Jobs.ReplayCreate(r.Context(), project.ID, prompt, key); err != nil || replayed {
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusCreated, renderJob(job))
-		return nil
-	}
-	if err := s.limitOnce(w, r, retryToken("create", project.ID, key), s.agentRule(project)); err != nil {
+	// A retry of an earlier create is answered without being counted; the
+	// limit is checked in the transaction that writes the job when the
+	// job store keeps the limits.
+	job, _, d, err := s.Jobs.CreateLimited(r.Context(), project, prompt, key, s.Limiter, retryToken("create", project.ID, key), s.agentRule(project))
+	if err != nil {
 		return err
 	}
-	job, _, err := s.Jobs.Create(r.Context(), project, prompt, key)
-	if err != nil {
+	if err := limited(w, d); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, renderJob(job))
@@ -218,18 +214,11 @@ func (s *Server) messageJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if job, replayed, err := s.Jobs.ReplayMessage(r.Context(), project.ID, jobID, prompt, key); err != nil || replayed {
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, renderJob(job))
-		return nil
-	}
-	if err := s.limitOnce(w, r, retryToken("message", project.ID+"/"+jobID, key), s.agentRule(project)); err != nil {
+	job, _, d, err := s.Jobs.MessageLimited(r.Context(), project.ID, jobID, prompt, key, s.Limiter, retryToken("message", project.ID+"/"+jobID, key), s.agentRule(project))
+	if err != nil {
 		return err
 	}
-	job, _, err := s.Jobs.Message(r.Context(), project.ID, jobID, prompt, key)
-	if err != nil {
+	if err := limited(w, d); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, renderJob(job))

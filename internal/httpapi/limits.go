@@ -26,6 +26,12 @@ func (s *Server) limitOnce(w http.ResponseWriter, r *http.Request, token string,
 	if err != nil {
 		return err
 	}
+	return limited(w, d)
+}
+
+// limited sets the RateLimit headers of a decision; when it refused the
+// request, it sets Retry-After and returns a RateLimited error.
+func limited(w http.ResponseWriter, d ratelimit.Decision) error {
 	if d.Binding.Rule.Limit == 0 {
 		return nil // no limit configured
 	}

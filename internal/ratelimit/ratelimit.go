@@ -11,6 +11,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -72,6 +73,57 @@ type Decision struct {
 	Binding Usage
 }
 
+// Store returns the store the limiter keeps its hits in.
+func (l *Limiter) Store() Store { return l.store }
+
+// ErrRefused is what a store that makes a Check in a write of its own
+// returns when a limit refused the request: nothing of the write is stored.
+var ErrRefused = errors.New("refused by a rate limit")
+
+// Check is a request's check against its rules, for a store that keeps the
+// limits and makes the check in the transaction of the request's own write
+// (see agentjob.CheckingStore): the request is then counted exactly when
+// its write is stored, in one transaction instead of two. The store makes
+// it as Take would, with Now and Token, fills in Allowed and Usage, and when
+// not allowed stores nothing of the write and returns ErrRefused.
+type Check struct {
+	Now   time.Time
+	Token string
+	Rules []Rule // only rules with a limit
+
+	Allowed bool
+	Usage   []Usage
+}
+
+// Check returns a request's check for a store to make in the transaction
+// of its write, or nil when no rule has a limit (nothing to count).
+func (l *Limiter) Check(token string, rules ...Rule) *Check {
+	active := activeRules(rules)
+	if len(active) == 0 {
+		return nil
+	}
+	return &Check{Now: l.now(), Token: token, Rules: active}
+}
+
+// Decision is the outcome of a check a store made; a nil check (no limit)
+// allows.
+func (c *Check) Decision() Decision {
+	if c == nil {
+		return Decision{Allowed: true}
+	}
+	return Decision{Allowed: c.Allowed, Binding: binding(c.Allowed, c.Usage)}
+}
+
+func activeRules(rules []Rule) []Rule {
+	active := rules[:0:0]
+	for _, r := range rules {
+		if r.Limit > 0 {
+			active = append(active, r)
+		}
+	}
+	return active
+}
+
 // Allow checks and records one request against every rule.
 func (l *Limiter) Allow(ctx context.Context, rules ...Rule) (Decision, error) {
 	return l.AllowOnce(ctx, "", rules...)
@@ -81,12 +133,7 @@ func (l *Limiter) Allow(ctx context.Context, rules ...Rule) (Decision, error) {
 // carrying the same token (e.g. derived from an Idempotency-Key) is counted
 // once, even when the attempts arrive at the same time.
 func (l *Limiter) AllowOnce(ctx context.Context, token string, rules ...Rule) (Decision, error) {
-	active := rules[:0:0]
-	for _, r := range rules {
-		if r.Limit > 0 {
-			active = append(active, r)
-		}
-	}
+	active := activeRules(rules)
 	if len(active) == 0 {
 		return Decision{Allowed: true}, nil
 	}

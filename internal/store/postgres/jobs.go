@@ -20,6 +20,7 @@ import (
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // FindIdempotent returns the job id an earlier request with the same key made.
@@ -68,40 +69,33 @@ func claimIdempotent(ctx context.Context, tx pgx.Tx, idem *agentjob.Idempotency,
 
 // CreateJob stores a job with its first queued turn and events. With an
 // idempotency key already used, it returns that job instead.
+//
+// Without a key it is one round trip: the inserts go in one batch, which
+// PostgreSQL runs as one implicit transaction, and return the job as
+// stored. With a key, the key is claimed first in a transaction of its own
+// (see claimIdempotent).
 func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	if idem == nil {
+		stored, err := insertJob(ctx, s.pool, job, events)
+		if err != nil {
+			return agentjob.Job{}, false, s.noteWrite(err)
+		}
+		return stored, false, nil
+	}
 	var replayID string
+	var stored agentjob.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		replayID = ""
-		if idem != nil {
-			id, found, err := claimIdempotent(ctx, tx, idem, job.ID, job.CreatedAt)
-			if err != nil {
-				return err
-			}
-			if found {
-				replayID = id
-				return nil
-			}
-		}
-		run, err := nulljson.Encode(job.Run)
+		id, found, err := claimIdempotent(ctx, tx, idem, job.ID, job.CreatedAt)
 		if err != nil {
-			return fmt.Errorf("encode run spec: %w", err)
-		}
-		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
-			triggerOf(job), job.Workflow, run)
-		for _, m := range job.Messages {
-			if err := queueTurn(b, job.ID, m); err != nil {
-				return err
-			}
-		}
-		if err := queueEvents(b, job.ID, job.CreatedAt, events); err != nil {
 			return err
 		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("insert job: %w", err)
+		if found {
+			replayID = id
+			return nil
 		}
-		return nil
+		stored, err = insertJob(ctx, tx, job, events)
+		return err
 	})
 	if err != nil {
 		return agentjob.Job{}, false, err
@@ -110,8 +104,48 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 		j, err := s.GetJob(ctx, job.ProjectID, replayID)
 		return j, true, err
 	}
-	j, err := s.GetJob(ctx, job.ProjectID, job.ID)
-	return j, false, err
+	return stored, false, nil
+}
+
+// insertJob inserts a job, its messages and events in one batch and returns
+// the job as stored, read as GetJob reads it.
+func insertJob(ctx context.Context, q querier, job agentjob.Job, events []agentjob.NewEvent) (agentjob.Job, error) {
+	run, err := nulljson.Encode(job.Run)
+	if err != nil {
+		return agentjob.Job{}, fmt.Errorf("encode run spec: %w", err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+jobColumns,
+		job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
+		triggerOf(job), job.Workflow, run)
+	for _, m := range job.Messages {
+		args, err := turnArgs(job.ID, m)
+		if err != nil {
+			return agentjob.Job{}, err
+		}
+		b.Queue(insertTurn+` RETURNING `+turnColumns, args...)
+	}
+	if err := queueEvents(b, job.ID, job.CreatedAt, events); err != nil {
+		return agentjob.Job{}, err
+	}
+	br := q.SendBatch(ctx, b)
+	stored, err := scanJob(br.QueryRow())
+	if err != nil {
+		_ = br.Close()
+		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
+	}
+	for range job.Messages {
+		m, err := scanMessage(br.QueryRow())
+		if err != nil {
+			_ = br.Close()
+			return agentjob.Job{}, fmt.Errorf("insert turn: %w", err)
+		}
+		stored.Messages = append(stored.Messages, m)
+	}
+	if err := br.Close(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
+	}
+	return stored, nil
 }
 
 const insertTurn = `INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push) VALUES ($1, $2, $3, $4, $5, $6)`
@@ -125,15 +159,6 @@ func turnArgs(jobID string, m agentjob.Message) ([]any, error) {
 	return []any{jobID, m.Seq, m.Prompt, string(m.State), m.CreatedAt, push}, nil
 }
 
-func queueTurn(b *pgx.Batch, jobID string, m agentjob.Message) error {
-	args, err := turnArgs(jobID, m)
-	if err != nil {
-		return err
-	}
-	b.Queue(insertTurn, args...)
-	return nil
-}
-
 // queueEvents adds inserts of events to b. The caller holds the job's row
 // lock (or created the job), so the job's event ids commit in order.
 func queueEvents(b *pgx.Batch, jobID string, at time.Time, events []agentjob.NewEvent) error {
@@ -143,20 +168,6 @@ func queueEvents(b *pgx.Batch, jobID string, at time.Time, events []agentjob.New
 			return fmt.Errorf("encode %s event: %w", e.Type, err)
 		}
 		b.Queue(`INSERT INTO job_events (job_id, type, data, created_at) VALUES ($1, $2, $3, $4)`, jobID, e.Type, string(data), at)
-	}
-	return nil
-}
-
-func appendEvents(ctx context.Context, tx pgx.Tx, jobID string, at time.Time, events []agentjob.NewEvent) error {
-	if len(events) == 0 {
-		return nil
-	}
-	b := &pgx.Batch{}
-	if err := queueEvents(b, jobID, at, events); err != nil {
-		return err
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("insert events: %w", err)
 	}
 	return nil
 }
@@ -197,19 +208,76 @@ func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job,
 	return getJob(ctx, s.pool, projectID, id, "")
 }
 
-// getJob reads a job and its messages; lock, if given, is a locking clause
-// for the job's row (FOR NO KEY UPDATE), taken before the messages are read.
+// getJob reads a job and its messages in one round trip; lock, if given,
+// is a locking clause for the job's row (FOR NO KEY UPDATE), taken before
+// the messages are read.
 func getJob(ctx context.Context, q querier, projectID, id, lock string) (agentjob.Job, error) {
-	j, err := scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID))
-	if err != nil {
-		return agentjob.Job{}, notFoundOr(err, "job", id)
-	}
-	msgs, err := loadMessages(ctx, q, []string{id})
+	b := &pgx.Batch{}
+	queueGetJob(b, projectID, id, lock)
+	br := q.SendBatch(ctx, b)
+	defer func() { _ = br.Close() }()
+	j, err := readJob(br, id)
 	if err != nil {
 		return agentjob.Job{}, err
 	}
-	j.Messages = msgs[id]
+	if err := br.Close(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
+	}
 	return j, nil
+}
+
+// queueGetJob queues the two reads of a job that readJob reads.
+func queueGetJob(b *pgx.Batch, projectID, id, lock string) {
+	b.Queue(`SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID)
+	b.Queue(`SELECT `+turnColumns+` FROM job_turns WHERE job_id = $1 ORDER BY seq`, id)
+}
+
+// readJob reads the results of queueGetJob's reads.
+func readJob(br pgx.BatchResults, id string) (agentjob.Job, error) {
+	j, err := scanJob(br.QueryRow())
+	if err != nil {
+		return agentjob.Job{}, notFoundOr(err, "job", id)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return agentjob.Job{}, fmt.Errorf("job %s: %w", id, err)
+		}
+		j.Messages = append(j.Messages, m)
+	}
+	if err := rows.Err(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// turnColumns are what scanMessage reads.
+const turnColumns = `seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push`
+
+// scanMessage reads turnColumns.
+func scanMessage(row pgx.Row) (agentjob.Message, error) {
+	var state string
+	var m agentjob.Message
+	var push []byte
+	cp := &m.Checkpoint
+	if err := row.Scan(&m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink, &push); err != nil {
+		return m, fmt.Errorf("scan message: %w", err)
+	}
+	var err error
+	if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
+		return m, fmt.Errorf("decode push of turn %d: %w", m.Seq, err)
+	}
+	m.State = agentjob.TurnState(state)
+	m.CreatedAt, m.StartedAt, m.FinishedAt, m.RunAfter = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt), utcPtr(m.RunAfter)
+	if len(cp.FilesChanged) == 0 {
+		cp.FilesChanged = nil
+	}
+	return m, nil
 }
 
 func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][]agentjob.Message, error) {
@@ -217,27 +285,16 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	if len(jobIDs) == 0 {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
+	rows, err := q.Query(ctx, `SELECT job_id, `+turnColumns+` FROM job_turns WHERE job_id = ANY($1) ORDER BY job_id, seq`, jobIDs)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var jobID, state string
-		var m agentjob.Message
-		var push []byte
-		cp := &m.Checkpoint
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink, &push); err != nil {
-			return nil, fmt.Errorf("scan message: %w", err)
-		}
-		var err error
-		if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
-			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
-		}
-		m.State = agentjob.TurnState(state)
-		m.CreatedAt, m.StartedAt, m.FinishedAt, m.RunAfter = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt), utcPtr(m.RunAfter)
-		if len(cp.FilesChanged) == 0 {
-			cp.FilesChanged = nil
+		var jobID string
+		m, err := scanMessage(prefixed{rows, &jobID})
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", jobID, err)
 		}
 		out[jobID] = append(out[jobID], m)
 	}
@@ -246,6 +303,15 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	}
 	return out, nil
 }
+
+// prefixed scans a row whose first column is read into first, the rest as
+// a reader of the remaining columns would.
+type prefixed struct {
+	row   pgx.Row
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
 
 // ListJobs returns a page of the project's jobs, newest first.
 func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQuery) ([]agentjob.Job, error) {
@@ -290,10 +356,10 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // A job's trigger, workflow and run spec are fixed when it is created, as
 // its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
-	var replayed bool
+	var replayed, noRow bool
 	var job agentjob.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		replayed = false
+		replayed, noRow = false, false
 		if idem != nil {
 			_, found, err := claimIdempotent(ctx, tx, idem, jobID, p.Job.UpdatedAt)
 			if err != nil {
@@ -304,29 +370,57 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 				return nil
 			}
 		}
+		// One round trip for the change and the job as it leaves it:
+		// every statement goes in one batch, each result is checked in
+		// order, and any failed check rolls the whole transaction back.
 		j := p.Job
-		tag, err := tx.Exec(ctx, `UPDATE jobs SET version = version + 1, status = $1, pr_link = $2, pr_number = $3, summary = $4, error = $5, files_changed = $6, input_tokens = $7, output_tokens = $8, updated_at = $9, completed_at = $10, archived_at = $11 WHERE id = $12 AND project_id = $13 AND version = $14`,
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE jobs SET version = version + 1, status = $1, pr_link = $2, pr_number = $3, summary = $4, error = $5, files_changed = $6, input_tokens = $7, output_tokens = $8, updated_at = $9, completed_at = $10, archived_at = $11 WHERE id = $12 AND project_id = $13 AND version = $14`,
 			string(j.Status), j.PRLink, j.PRNumber, j.Summary, j.Error, nonNil(j.FilesChanged), j.Usage.InputTokens, j.Usage.OutputTokens, j.UpdatedAt, j.CompletedAt, j.ArchivedAt, jobID, projectID, p.Version)
+		checks := make([]func(pgconn.CommandTag, error) error, 0, len(p.Turns))
+		for _, tc := range p.Turns {
+			check, err := queueTurnChange(b, jobID, tc)
+			if err != nil {
+				return err
+			}
+			checks = append(checks, check)
+		}
+		if err := queueEvents(b, jobID, j.UpdatedAt, events); err != nil {
+			return err
+		}
+		queueGetJob(b, projectID, jobID, "")
+		br := tx.SendBatch(ctx, b)
+		defer func() { _ = br.Close() }()
+		tag, err := br.Exec()
 		if err != nil {
 			return fmt.Errorf("update job: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			if _, err := getJob(ctx, tx, projectID, jobID, ""); err != nil {
-				return err
-			}
-			return agentjob.StaleError(jobID)
+			noRow = true
+			return errNoJobRow
 		}
-		for _, tc := range p.Turns {
-			if err := applyTurn(ctx, tx, jobID, tc); err != nil {
+		for _, check := range checks {
+			if err := check(br.Exec()); err != nil {
 				return err
 			}
 		}
-		if err := appendEvents(ctx, tx, jobID, j.UpdatedAt, events); err != nil {
+		for _, e := range events {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("insert %s event: %w", e.Type, err)
+			}
+		}
+		if job, err = readJob(br, jobID); err != nil {
 			return err
 		}
-		job, err = getJob(ctx, tx, projectID, jobID, "")
-		return err
+		return br.Close()
 	})
+	if noRow {
+		// The job moved on, or is not the project's: say which.
+		if _, err := s.GetJob(ctx, projectID, jobID); err != nil {
+			return agentjob.Job{}, false, err
+		}
+		return agentjob.Job{}, false, agentjob.StaleError(jobID)
+	}
 	if err != nil {
 		return agentjob.Job{}, false, err
 	}
@@ -336,42 +430,47 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 	return job, replayed, err
 }
 
-func applyTurn(ctx context.Context, tx pgx.Tx, jobID string, tc agentjob.TurnChange) error {
-	var tag pgconn.CommandTag
-	var err error
+// errNoJobRow: Apply's update found no row at the patch's version.
+var errNoJobRow = errors.New("no job row at the patch's version")
+
+// queueTurnChange queues the statement of one turn change and returns the
+// check of its result.
+func queueTurnChange(b *pgx.Batch, jobID string, tc agentjob.TurnChange) (func(pgconn.CommandTag, error) error, error) {
 	fenced := false
 	switch tc.Op {
 	case agentjob.OpInsert:
-		var args []any
-		if args, err = turnArgs(jobID, tc.Message); err != nil {
-			return err
+		args, err := turnArgs(jobID, tc.Message)
+		if err != nil {
+			return nil, err
 		}
-		_, err = tx.Exec(ctx, insertTurn, args...)
-		if isUniqueViolation(err) {
-			return agentjob.StaleError(jobID)
-		}
+		b.Queue(insertTurn, args...)
 	case agentjob.OpEnd:
 		fenced = true
-		tag, err = tx.Exec(ctx, `UPDATE job_turns SET state = $1, summary = $2, error = $3, finished_at = $4, lease_owner = '', lease_until = NULL WHERE job_id = $5 AND seq = $6 AND state = 'running' AND lease_owner = $7 AND attempts = $8`,
+		b.Queue(`UPDATE job_turns SET state = $1, summary = $2, error = $3, finished_at = $4, lease_owner = '', lease_until = NULL WHERE job_id = $5 AND seq = $6 AND state = 'running' AND lease_owner = $7 AND attempts = $8`,
 			string(tc.State), tc.Summary, tc.Error, tc.At, jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
 	case agentjob.OpRetry:
 		fenced = true
-		tag, err = tx.Exec(ctx, `UPDATE job_turns SET state = 'queued', error = $1, run_after = $2, lease_owner = '', lease_until = NULL WHERE job_id = $3 AND seq = $4 AND state = 'running' AND lease_owner = $5 AND attempts = $6`,
+		b.Queue(`UPDATE job_turns SET state = 'queued', error = $1, run_after = $2, lease_owner = '', lease_until = NULL WHERE job_id = $3 AND seq = $4 AND state = 'running' AND lease_owner = $5 AND attempts = $6`,
 			tc.Error, tc.RunAfter, jobID, tc.Seq, tc.Lease.Worker, tc.Lease.Attempts)
 	case agentjob.OpCancelQueued:
-		_, err = tx.Exec(ctx, `UPDATE job_turns SET state = 'canceled', error = $1, finished_at = $2 WHERE job_id = $3 AND state = 'queued'`, tc.Error, tc.At, jobID)
+		b.Queue(`UPDATE job_turns SET state = 'canceled', error = $1, finished_at = $2 WHERE job_id = $3 AND state = 'queued'`, tc.Error, tc.At, jobID)
 	case agentjob.OpStopRunning:
-		_, err = tx.Exec(ctx, `UPDATE job_turns SET cancel_requested = true WHERE job_id = $1 AND state = 'running'`, jobID)
+		b.Queue(`UPDATE job_turns SET cancel_requested = true WHERE job_id = $1 AND state = 'running'`, jobID)
 	default:
-		return fmt.Errorf("apply turn change: unknown op %q", tc.Op)
+		return nil, fmt.Errorf("apply turn change: unknown op %q", tc.Op)
 	}
-	if err != nil {
-		return fmt.Errorf("apply %s to turn %d: %w", tc.Op, tc.Seq, err)
-	}
-	if fenced && tag.RowsAffected() == 0 {
-		return agentjob.LeaseLostError(*tc.Lease)
-	}
-	return nil
+	return func(tag pgconn.CommandTag, err error) error {
+		if tc.Op == agentjob.OpInsert && isUniqueViolation(err) {
+			return agentjob.StaleError(jobID)
+		}
+		if err != nil {
+			return fmt.Errorf("apply %s to turn %d: %w", tc.Op, tc.Seq, err)
+		}
+		if fenced && tag.RowsAffected() == 0 {
+			return agentjob.LeaseLostError(*tc.Lease)
+		}
+		return nil
+	}, nil
 }
 
 // AppendEvents adds events to a job's stream.
@@ -379,19 +478,36 @@ func (s *Store) AppendEvents(ctx context.Context, jobID string, at time.Time, ev
 	if len(events) == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		// Hold the job's row while the ids are drawn, so a stream that
-		// resumes after the highest id it saw cannot skip one committed late.
+	// One round trip: one batch, which PostgreSQL runs as one implicit
+	// transaction. It holds the job's row while the ids are drawn, so a
+	// stream that resumes after the highest id it saw cannot skip one
+	// committed late. Without the job, the inserts fail on its foreign key
+	// and nothing is stored.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT 1 FROM jobs WHERE id = $1 FOR NO KEY UPDATE`, jobID)
+	if err := queueEvents(b, jobID, at, events); err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		br := s.pool.SendBatch(ctx, b)
 		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM jobs WHERE id = $1 FOR NO KEY UPDATE`, jobID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
+		lockErr := br.QueryRow().Scan(&one)
+		err := br.Close()
+		switch {
+		case errors.Is(lockErr, pgx.ErrNoRows):
 			return apperr.New(apperr.NotFound, "job %q not found", jobID)
+		case lockErr != nil:
+			err = lockErr
 		}
-		if err != nil {
-			return fmt.Errorf("lock job: %w", err)
+		if err == nil {
+			return nil
 		}
-		return appendEvents(ctx, tx, jobID, at, events)
-	})
+		if attempt < 3 && retryable(err) {
+			s.log.Warn("postgres transaction retried", "attempt", attempt, "err", err)
+			continue
+		}
+		return s.noteWrite(fmt.Errorf("append events: %w", err))
+	}
 }
 
 // ListEvents returns up to limit events of a job after afterID, oldest first.

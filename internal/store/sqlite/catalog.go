@@ -15,7 +15,7 @@ func (s *Store) PutCatalog(ctx context.Context, domain string, c search.SiteCata
 	if err != nil {
 		return fmt.Errorf("encode catalog of %s: %w", domain, err)
 	}
-	_, err = s.write.ExecContext(ctx, `INSERT INTO site_catalogs (domain, catalog, updated_at) VALUES (?, ?, ?)
+	_, err = s.exec(ctx, `INSERT INTO site_catalogs (domain, catalog, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (domain) DO UPDATE SET catalog = excluded.catalog, updated_at = excluded.updated_at`,
 		domain, string(raw), toMicros(time.Now()))
 	if err != nil {

@@ -38,10 +38,15 @@ func (s *Store) noteWrite(err error) error {
 	return s.health.Note(err, storageFault, IsDiskFull, diskFullMessage)
 }
 
-// exec runs one statement on the write connection.
+// exec runs one statement as a write transaction of its own.
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := s.write.ExecContext(ctx, query, args...)
-	return res, s.noteWrite(err)
+	var res sql.Result
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
 }
 
 // IsDiskFull reports whether err comes from a full disk.

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -91,12 +92,13 @@ func TestFullDatabaseSaysSo(t *testing.T) {
 	}
 	defer s.Close()
 	var pages int
-	if err := s.write.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+	err = s.write.runRaw(ctx, func(ctx context.Context, tx *wtx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.write.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.Itoa(pages)); err != nil {
-		t.Fatal(err)
-	}
+	onWriteConn(t, s, `PRAGMA max_page_count = `+strconv.Itoa(pages))
 	var werr error
 	for i := range 1000 {
 		werr = s.CreateOrg(ctx, tenant.Org{ID: "org-" + strconv.Itoa(i) + strings.Repeat("x", 200), CreatedAt: time.Now()})
@@ -130,22 +132,31 @@ func TestReadinessFalseWhileWritesFail(t *testing.T) {
 		t.Fatalf("Ping of a healthy store: %v", err)
 	}
 	// The write connection refuses writes, as a file gone read-only would.
-	if _, err := s.write.ExecContext(ctx, `PRAGMA query_only = 1`); err != nil {
-		t.Fatal(err)
-	}
+	onWriteConn(t, s, `PRAGMA query_only = 1`)
 	if err := s.CreateOrg(ctx, tenant.Org{ID: "acme", CreatedAt: time.Now()}); err == nil {
 		t.Fatal("a write succeeded on a read-only connection")
 	}
 	if err := s.Ping(ctx); !errors.Is(err, writehealth.ErrWritesFail) || IsDiskFull(err) {
 		t.Fatalf("Ping while writes fail = %v, want ErrWritesFail (not a full disk)", err)
 	}
-	if _, err := s.write.ExecContext(ctx, `PRAGMA query_only = 0`); err != nil {
-		t.Fatal(err)
-	}
+	onWriteConn(t, s, `PRAGMA query_only = 0`)
 	if err := s.Ping(ctx); err != nil {
 		t.Fatalf("Ping once writes succeed again: %v", err)
 	}
 	if err := s.Ping(ctx); err != nil {
 		t.Fatalf("Ping after recovery: %v", err)
+	}
+}
+
+// onWriteConn runs a statement on the store's write connection, outside any
+// transaction.
+func onWriteConn(t *testing.T, s *Store, query string) {
+	t.Helper()
+	err := s.write.runRaw(t.Context(), func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, query)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

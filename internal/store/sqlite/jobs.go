@@ -12,6 +12,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/store/nulljson"
 )
 
@@ -42,7 +43,7 @@ func findIdempotent(ctx context.Context, q querier, idem *agentjob.Idempotency) 
 	return jobID, true, nil
 }
 
-func rememberIdempotent(ctx context.Context, tx *sql.Tx, idem *agentjob.Idempotency, jobID string, now time.Time) error {
+func rememberIdempotent(ctx context.Context, tx *wtx, idem *agentjob.Idempotency, jobID string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, toMicros(idem.NotBefore)); err != nil {
 		return fmt.Errorf("expire idempotency keys: %w", err)
 	}
@@ -57,8 +58,17 @@ func rememberIdempotent(ctx context.Context, tx *sql.Tx, idem *agentjob.Idempote
 // CreateJob stores a job with its first queued turn and events. With an
 // idempotency key already used, it returns that job instead.
 func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	return s.CreateJobChecked(ctx, job, idem, events, nil)
+}
+
+// CreateJobChecked is CreateJob that makes c (when not nil) in the same
+// transaction, unless it replays an earlier request; see
+// agentjob.CheckingStore.
+func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	replayID := ""
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	var stored agentjob.Job
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+		replayID, stored = "", agentjob.Job{}
 		if idem != nil {
 			id, found, err := findIdempotent(ctx, tx, idem)
 			if err != nil {
@@ -68,6 +78,11 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 				replayID = id
 				return nil
 			}
+		}
+		if err := check(ctx, tx, c); err != nil {
+			return err
+		}
+		if idem != nil {
 			if err := rememberIdempotent(ctx, tx, idem, job.ID, job.CreatedAt); err != nil {
 				return err
 			}
@@ -80,16 +95,20 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 		if err != nil {
 			return fmt.Errorf("encode run spec: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		// The job as stored comes back from the inserts themselves, read
+		// as GetJob reads it: no read after the commit.
+		stored, err = scanJob(tx.QueryRowContext(ctx, `INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+jobColumns,
 			job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, string(files), toMicros(job.CreatedAt), toMicros(job.UpdatedAt),
-			triggerOf(job), job.Workflow, run)
+			triggerOf(job), job.Workflow, run))
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
 		for _, m := range job.Messages {
-			if err := insertTurn(ctx, tx, job.ID, m); err != nil {
+			msg, err := insertTurnReturning(ctx, tx, job.ID, m)
+			if err != nil {
 				return err
 			}
+			stored.Messages = append(stored.Messages, msg)
 		}
 		return appendEvents(ctx, tx, job.ID, job.CreatedAt, events)
 	})
@@ -100,11 +119,10 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 		j, err := s.GetJob(ctx, job.ProjectID, replayID)
 		return j, true, err
 	}
-	j, err := s.GetJob(ctx, job.ProjectID, job.ID)
-	return j, false, err
+	return stored, false, nil
 }
 
-func insertTurn(ctx context.Context, tx *sql.Tx, jobID string, m agentjob.Message) error {
+func insertTurn(ctx context.Context, tx *wtx, jobID string, m agentjob.Message) error {
 	push, err := nulljson.Encode(m.Push)
 	if err != nil {
 		return fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
@@ -117,7 +135,22 @@ func insertTurn(ctx context.Context, tx *sql.Tx, jobID string, m agentjob.Messag
 	return nil
 }
 
-func appendEvents(ctx context.Context, tx *sql.Tx, jobID string, at time.Time, events []agentjob.NewEvent) error {
+// insertTurnReturning is insertTurn that returns the message as stored, as
+// loadMessages reads it.
+func insertTurnReturning(ctx context.Context, tx *wtx, jobID string, m agentjob.Message) (agentjob.Message, error) {
+	push, err := nulljson.Encode(m.Push)
+	if err != nil {
+		return agentjob.Message{}, fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
+	}
+	stored, err := scanMessage(tx.QueryRowContext(ctx, `INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push) VALUES (?, ?, ?, ?, ?, ?) RETURNING `+turnColumns,
+		jobID, m.Seq, m.Prompt, string(m.State), toMicros(m.CreatedAt), push))
+	if err != nil {
+		return agentjob.Message{}, fmt.Errorf("insert turn: %w", err)
+	}
+	return stored, nil
+}
+
+func appendEvents(ctx context.Context, tx *wtx, jobID string, at time.Time, events []agentjob.NewEvent) error {
 	for _, e := range events {
 		data, err := json.Marshal(e.Data)
 		if err != nil {
@@ -191,37 +224,59 @@ func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][
 	for i, id := range jobIDs {
 		args[i] = id
 	}
-	rows, err := q.QueryContext(ctx, `SELECT job_id, seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT job_id, `+turnColumns+` FROM job_turns WHERE job_id IN (`+placeholders(len(jobIDs))+`) ORDER BY job_id, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load messages: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var jobID, state, pushedFiles string
-		var m agentjob.Message
-		var created, runAfter int64
-		var started, finished sql.NullInt64
-		var push []byte
-		cp := &m.Checkpoint
-		if err := rows.Scan(&jobID, &m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink, &push); err != nil {
-			return nil, fmt.Errorf("scan message: %w", err)
-		}
-		var err error
-		if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
-			return nil, fmt.Errorf("decode push of job %s turn %d: %w", jobID, m.Seq, err)
-		}
-		m.State = agentjob.TurnState(state)
-		m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
-		if runAfter > 0 {
-			t := fromMicros(runAfter)
-			m.RunAfter = &t
-		}
-		if err := json.Unmarshal([]byte(pushedFiles), &cp.FilesChanged); err != nil {
-			return nil, fmt.Errorf("decode checkpoint files of job %s turn %d: %w", jobID, m.Seq, err)
+		var jobID string
+		m, err := scanMessage(prefixed{rows, &jobID})
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", jobID, err)
 		}
 		out[jobID] = append(out[jobID], m)
 	}
 	return out, rows.Err()
+}
+
+// turnColumns are what scanMessage reads.
+const turnColumns = `seq, prompt, state, attempts, summary, error, created_at, started_at, finished_at, run_after, pushed_sha, pushed_summary, pushed_files, pr_number, pr_link, push`
+
+// prefixed scans a row whose first column is read into first, the rest as
+// a scanner of the remaining columns would.
+type prefixed struct {
+	row   scanner
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
+
+// scanMessage reads turnColumns.
+func scanMessage(row scanner) (agentjob.Message, error) {
+	var state, pushedFiles string
+	var m agentjob.Message
+	var created, runAfter int64
+	var started, finished sql.NullInt64
+	var push []byte
+	cp := &m.Checkpoint
+	if err := row.Scan(&m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink, &push); err != nil {
+		return m, fmt.Errorf("scan message: %w", err)
+	}
+	var err error
+	if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
+		return m, fmt.Errorf("decode push of turn %d: %w", m.Seq, err)
+	}
+	m.State = agentjob.TurnState(state)
+	m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
+	if runAfter > 0 {
+		t := fromMicros(runAfter)
+		m.RunAfter = &t
+	}
+	if err := json.Unmarshal([]byte(pushedFiles), &cp.FilesChanged); err != nil {
+		return m, fmt.Errorf("decode checkpoint files of turn %d: %w", m.Seq, err)
+	}
+	return m, nil
 }
 
 func placeholders(n int) string {
@@ -278,9 +333,17 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // A job's trigger, workflow and run spec are fixed when it is created, as
 // its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	return s.ApplyChecked(ctx, projectID, jobID, p, idem, events, nil)
+}
+
+// ApplyChecked is Apply that makes c (when not nil) in the same
+// transaction, unless it replays an earlier request; see
+// agentjob.CheckingStore.
+func (s *Store) ApplyChecked(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	replayed := false
 	var job agentjob.Job
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+		replayed = false
 		if idem != nil {
 			_, found, err := findIdempotent(ctx, tx, idem)
 			if err != nil {
@@ -290,6 +353,11 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 				replayed = true
 				return nil
 			}
+		}
+		if err := check(ctx, tx, c); err != nil {
+			return err
+		}
+		if idem != nil {
 			if err := rememberIdempotent(ctx, tx, idem, jobID, p.Job.UpdatedAt); err != nil {
 				return err
 			}
@@ -330,7 +398,7 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 	return job, replayed, err
 }
 
-func applyTurn(ctx context.Context, tx *sql.Tx, jobID string, tc agentjob.TurnChange) error {
+func applyTurn(ctx context.Context, tx *wtx, jobID string, tc agentjob.TurnChange) error {
 	var res sql.Result
 	var err error
 	fenced := false
@@ -371,7 +439,7 @@ func applyTurn(ctx context.Context, tx *sql.Tx, jobID string, tc agentjob.TurnCh
 
 // AppendEvents adds events to a job's stream.
 func (s *Store) AppendEvents(ctx context.Context, jobID string, at time.Time, events []agentjob.NewEvent) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error { return appendEvents(ctx, tx, jobID, at, events) })
+	return s.writeTx(ctx, func(ctx context.Context, tx *wtx) error { return appendEvents(ctx, tx, jobID, at, events) })
 }
 
 // ListEvents returns up to limit events of a job after afterID, oldest first.

@@ -16,7 +16,7 @@ import (
 func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil time.Time) (agentjob.Claim, bool, error) {
 	var c agentjob.Claim
 	found := false
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		err := tx.QueryRowContext(ctx, `
 			SELECT t.job_id, j.project_id, t.seq, t.attempts
 			FROM job_turns t JOIN jobs j ON j.id = t.job_id
@@ -53,7 +53,7 @@ func leaseLost(c agentjob.Claim) error { return agentjob.LeaseLostError(c) }
 // was requested. A lease taken over by another worker is a Conflict.
 func (s *Store) RenewLease(ctx context.Context, c agentjob.Claim, leaseUntil time.Time) (bool, error) {
 	var canceled bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		err := tx.QueryRowContext(ctx, `UPDATE job_turns SET lease_until = ? WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ? RETURNING cancel_requested`,
 			toMicros(leaseUntil), c.JobID, c.Seq, c.Worker, c.Attempts).Scan(&canceled)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -86,7 +86,7 @@ func (s *Store) ExpiredTurns(ctx context.Context, now time.Time) ([]agentjob.Cla
 // using up its attempt. A turn whose job was canceled meanwhile is not
 // queued again (lease lost): it stays expired, and recovery ends it.
 func (s *Store) RequeueTurn(ctx context.Context, c agentjob.Claim) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_turns SET state = 'queued', attempts = ?, lease_owner = '', lease_until = 0 WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ? AND cancel_requested = 0`,
 			c.Attempts-1, c.JobID, c.Seq, c.Worker, c.Attempts)
 		if err != nil {
@@ -106,7 +106,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, c agentjob.Claim, cp agentjo
 	if err != nil {
 		return fmt.Errorf("encode checkpoint files: %w", err)
 	}
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_turns SET pushed_sha = ?, pushed_summary = ?, pushed_files = ?, pr_number = ?, pr_link = ? WHERE job_id = ? AND seq = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
 			cp.PushedSHA, cp.Summary, string(files), cp.PRNumber, cp.PRLink, c.JobID, c.Seq, c.Worker, c.Attempts)
 		if err != nil {

@@ -45,7 +45,7 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 			order = append(order, p)
 		}
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		delFTS, err := tx.PrepareContext(ctx, `DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_chunks WHERE domain = ? AND page_path = ?)`)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)

@@ -32,15 +32,17 @@ var migrations embed.FS
 
 // Store is the SQLite store. It satisfies every store interface.
 type Store struct {
-	write  *sql.DB
-	read   *sql.DB
-	health writehealth.Tracker
+	write   *writer
+	writeDB *sql.DB // the writer's pool of one connection
+	read    readDB
+	health  writehealth.Tracker
 }
 
 var (
-	_ tenant.Store    = (*Store)(nil)
-	_ agentjob.Store  = (*Store)(nil)
-	_ ratelimit.Store = (*Store)(nil)
+	_ tenant.Store           = (*Store)(nil)
+	_ agentjob.Store         = (*Store)(nil)
+	_ agentjob.CheckingStore = (*Store)(nil)
+	_ ratelimit.Store        = (*Store)(nil)
 )
 
 // FileName is the database file inside the data directory.
@@ -93,32 +95,39 @@ func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	write.SetMaxOpenConns(1)
 	write.SetConnMaxIdleTime(0)
-	s := &Store{write: write}
+	s := &Store{write: newWriter(write), writeDB: write}
+	closeWrite := func() { _ = errors.Join(s.write.close(), write.Close()) }
 	if err := s.migrate(ctx); err != nil {
-		_ = write.Close()
+		closeWrite()
 		return nil, err
 	}
 	if err := writeMarker(marker, opts.AllowNew); err != nil {
-		_ = write.Close()
+		closeWrite()
 		return nil, err
 	}
 	read, err := sql.Open("sqlite", readDSN)
 	if err != nil {
-		_ = write.Close()
+		closeWrite()
 		return nil, fmt.Errorf("open sqlite for reading: %w", err)
 	}
-	read.SetMaxOpenConns(max(4, runtime.NumCPU()))
-	s.read = read
+	// Every idle connection is kept: database/sql keeps two by default,
+	// and opening a connection (its pragmas, its schema) costs more than
+	// most reads under load.
+	conns := max(4, runtime.NumCPU())
+	read.SetMaxOpenConns(conns)
+	read.SetMaxIdleConns(conns)
+	s.read = readDB{DB: read, cache: &stmtCache{stmts: map[string]*sql.Stmt{}}}
 	return s, nil
 }
 
-// Close closes both pools.
+// Close stops the writer, once the writes it took are committed, and
+// closes both pools.
 func (s *Store) Close() error {
-	return errors.Join(s.read.Close(), s.write.Close())
+	return errors.Join(s.write.close(), s.read.closeAll(), s.writeDB.Close())
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+	if _, err := s.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	names, err := fs.Glob(migrations, "migrations/*.sql")
@@ -136,7 +145,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read migration %s: %w", base, err)
 		}
-		err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		err = s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
 				return err
@@ -157,21 +166,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// writeTx runs fn in an immediate transaction on the single write
-// connection, noting in the store's health a write that failed.
-func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return s.noteWrite(fmt.Errorf("begin: %w", err))
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return s.noteWrite(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.noteWrite(fmt.Errorf("commit: %w", err))
-	}
-	return nil
+// writeTx runs fn as one write transaction through the writer (see
+// writer.go), noting in the store's health a write that failed. It returns
+// once the transaction is committed, or with the error that kept it from
+// being. fn gets a context that is never canceled: it must use that one,
+// not ctx, for its statements; ctx ends only the wait before fn starts.
+func (s *Store) writeTx(ctx context.Context, fn func(context.Context, *wtx) error) error {
+	return s.noteWrite(s.write.run(ctx, fn))
 }
 
 func toMicros(t time.Time) int64 { return t.UnixMicro() }

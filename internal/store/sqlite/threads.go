@@ -59,7 +59,7 @@ func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, er
 		sources[i] = string(b)
 	}
 	seqs := make([]int, len(turns))
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		for i, t := range turns {
 			// A write retried after a commit whose answer was lost finds
 			// its turn already there.
@@ -140,7 +140,7 @@ FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limi
 // RateTurn stores a reader's rating on the thread's turn with that message
 // id, replacing an earlier one.
 func (s *Store) RateTurn(ctx context.Context, f assistant.Feedback) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE thread_turns SET rating = ?, rating_comment = ?, rated_at = ? WHERE thread_id = ? AND message_id = ?`,
 			f.Rating, f.Comment, toMicros(f.CreatedAt), f.ThreadID, f.MessageID)
 		return updated(res, err, "answer", f.MessageID)

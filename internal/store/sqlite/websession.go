@@ -31,13 +31,13 @@ func (s *Store) GetSession(ctx context.Context, idHash []byte) (websession.Sessi
 
 // TouchSession moves a session's last-seen time.
 func (s *Store) TouchSession(ctx context.Context, idHash []byte, at time.Time) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE ui_sessions SET last_seen_at = ? WHERE id_hash = ?`, toMicros(at), idHash)
+	res, err := s.exec(ctx, `UPDATE ui_sessions SET last_seen_at = ? WHERE id_hash = ?`, toMicros(at), idHash)
 	return updated(res, err, "session", "")
 }
 
 // DeleteSession ends a session; an unknown one is already ended.
 func (s *Store) DeleteSession(ctx context.Context, idHash []byte) error {
-	if _, err := s.write.ExecContext(ctx, `DELETE FROM ui_sessions WHERE id_hash = ?`, idHash); err != nil {
+	if _, err := s.exec(ctx, `DELETE FROM ui_sessions WHERE id_hash = ?`, idHash); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
@@ -45,7 +45,7 @@ func (s *Store) DeleteSession(ctx context.Context, idHash []byte) error {
 
 // DeleteKeySessions ends every session of a key.
 func (s *Store) DeleteKeySessions(ctx context.Context, keyID string) error {
-	if _, err := s.write.ExecContext(ctx, `DELETE FROM ui_sessions WHERE key_id = ?`, keyID); err != nil {
+	if _, err := s.exec(ctx, `DELETE FROM ui_sessions WHERE key_id = ?`, keyID); err != nil {
 		return fmt.Errorf("delete sessions of key %s: %w", keyID, err)
 	}
 	return nil
@@ -61,8 +61,10 @@ func (s *Store) CreateLoginToken(ctx context.Context, t websession.LoginToken) e
 func (s *Store) UseLoginToken(ctx context.Context, hash []byte, at time.Time) (websession.LoginToken, error) {
 	t := websession.LoginToken{Hash: hash, UsedAt: &at}
 	var expires int64
-	err := s.write.QueryRowContext(ctx, `UPDATE ui_login_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?
+	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+		return tx.QueryRowContext(ctx, `UPDATE ui_login_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?
 RETURNING org_id, key_id, expires_at`, toMicros(at), hash, toMicros(at)).Scan(&t.OrgID, &t.KeyID, &expires)
+	})
 	if err != nil {
 		return websession.LoginToken{}, notFoundOr(err, "login link", "")
 	}

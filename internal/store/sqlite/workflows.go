@@ -47,7 +47,7 @@ func (s *Store) SaveWorkflows(ctx context.Context, projectID string, state workf
 		defs[i] = string(b)
 		keep = append(keep, wf.ID)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO workflow_syncs (project_id, base_sha, synced_at, problems) VALUES (?, ?, ?, ?)
 			ON CONFLICT (project_id) DO UPDATE SET base_sha = excluded.base_sha, synced_at = excluded.synced_at, problems = excluded.problems`,
 			projectID, state.BaseSHA, toMicros(state.SyncedAt), string(problems))
@@ -165,7 +165,7 @@ func (s *Store) DeliverySeen(ctx context.Context, projectID, deliveryID string) 
 // RecordDelivery implements workflowrun.Store. It forgets the project's
 // deliveries older than workflowrun.DeliveryRetention as it goes.
 func (s *Store) RecordDelivery(ctx context.Context, projectID, deliveryID, forge string, at time.Time) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE project_id = ? AND received_at < ?`,
 			projectID, toMicros(at.Add(-workflowrun.DeliveryRetention))); err != nil {
 			return fmt.Errorf("forget old webhook deliveries: %w", err)

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Tenant/Keys", testKeys},
 
 		{"Jobs/CreateAndGet", testCreateAndGetJob},
+		{"Jobs/CreateReturnsTheStoredJob", testCreateReturnsStored},
 		{"Jobs/List", testListJobs},
 
 		{"Idempotency/CreateJob", testIdempotentCreate},
@@ -94,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, webSessionCases()...)
 	cases = append(cases, workflowJobCases()...)
 	cases = append(cases, workflowStoreCases()...)
+	cases = append(cases, checkedCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
@@ -759,6 +761,25 @@ func testKeys(t *testing.T, s Store) {
 
 // ---------------------------------------------------------------------------
 // Jobs
+
+// testCreateReturnsStored: what CreateJob returns is exactly what GetJob
+// reads back, whatever the job carries, so that a store may return the job
+// from its write instead of reading it again.
+func testCreateReturnsStored(t *testing.T, s Store) {
+	e := setup(t, s)
+	plain := e.newJob(e.t0)
+	files := e.newJob(e.t0.Add(time.Nanosecond * 1500))
+	files.FilesChanged = []string{"guides/a.mdx"}
+	files.Messages = append(files.Messages, agentjob.Message{Seq: 2, Prompt: "then this", State: agentjob.TurnQueued, CreatedAt: e.t0.Add(time.Second)})
+	run := e.runJob("nightly", e.t0.Add(time.Minute), &agentjob.PushRange{Repo: "acme/api", Branch: "main", Before: "a1", After: "b2"})
+	for name, in := range map[string]agentjob.Job{"plain": plain, "two messages, nanoseconds": files, "workflow run": run} {
+		got, _, err := s.CreateJob(e.ctx, in, nil, nil)
+		must(t, err, "CreateJob "+name)
+		if want := e.job(in.ID); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: CreateJob returned\n%+v\nGetJob reads\n%+v", name, got, want)
+		}
+	}
+}
 
 func testCreateAndGetJob(t *testing.T, s Store) {
 	e := setup(t, s)
@@ -1849,6 +1870,12 @@ func testEvents(t *testing.T, s Store) {
 	must(t, s.AppendEvents(e.ctx, b.ID, at, []agentjob.NewEvent{{Type: "other", Data: map[string]any{"job": "b"}}}), "AppendEvents b")
 	must(t, s.AppendEvents(e.ctx, a.ID, at.Add(time.Second), []agentjob.NewEvent{{Type: "pr", Data: map[string]any{"url": "https://example.com/pr/1"}}}), "AppendEvents a again")
 	must(t, s.AppendEvents(e.ctx, a.ID, at, nil), "AppendEvents none")
+	if err := s.AppendEvents(e.ctx, "no-such-job", at, []agentjob.NewEvent{{Type: "stray"}}); err == nil {
+		t.Errorf("AppendEvents to a job that does not exist succeeded")
+	}
+	if evs := e.events("no-such-job"); len(evs) != 0 {
+		t.Errorf("events stored for a job that does not exist: %+v", evs)
+	}
 
 	all, err := s.ListEvents(e.ctx, a.ID, 0, 100)
 	must(t, err, "ListEvents")
