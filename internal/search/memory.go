@@ -18,9 +18,11 @@ type Source interface {
 	// IndexVersion returns the domain's index version, which changes with
 	// every ReplacePages of the domain (0 for a domain never indexed).
 	IndexVersion(ctx context.Context, domain string) (int64, error)
-	// DomainChunks returns every chunk of the domain with the index
-	// version they are at, read together.
-	DomainChunks(ctx context.Context, domain string) ([]Chunk, int64, error)
+	// DomainChunks calls each with every chunk of the domain, in page
+	// path then seq order, as it reads them, and returns the index version
+	// they are at, read together with them. An error from each stops the
+	// read and is returned.
+	DomainChunks(ctx context.Context, domain string, each func(Chunk) error) (int64, error)
 }
 
 // Defaults of a Memory.
@@ -223,19 +225,22 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 		}
 	}
 	start := time.Now()
-	chunks, v, err := m.src.DomainChunks(ctx, domain)
+	// The chunks are analysed as they arrive, while the rest are read.
+	b := newIndexBuilder()
+	v, err := m.src.DomainChunks(ctx, domain, b.add)
 	if err != nil {
+		b.abort()
 		if held != nil {
 			m.cfg.Log.WarnContext(ctx, "search: reloading the index failed", "domain", domain, "err", err)
 			return held, nil
 		}
 		return nil, err
 	}
-	di := buildDomainIndex(chunks, v)
+	di := b.finish(v)
 	e.idx.Store(di)
 	e.checked.Store(now)
 	m.account(e, di.bytes)
-	m.cfg.Log.DebugContext(ctx, "search index loaded", "domain", domain, "version", v, "chunks", len(chunks),
+	m.cfg.Log.DebugContext(ctx, "search index loaded", "domain", domain, "version", v, "chunks", len(di.chunks),
 		"bytes", di.bytes, "duration", time.Since(start))
 	return di, nil
 }

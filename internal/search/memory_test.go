@@ -44,11 +44,16 @@ func (s *memSource) IndexVersion(_ context.Context, domain string) (int64, error
 	return s.versions[domain], nil
 }
 
-func (s *memSource) DomainChunks(_ context.Context, domain string) ([]Chunk, int64, error) {
+func (s *memSource) DomainChunks(_ context.Context, domain string, each func(Chunk) error) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loads[domain]++
-	return slices.Clone(s.domains[domain]), s.versions[domain], nil
+	for _, c := range s.domains[domain] {
+		if err := each(c); err != nil {
+			return 0, err
+		}
+	}
+	return s.versions[domain], nil
 }
 
 func (s *memSource) loaded(domain string) int {
@@ -228,10 +233,11 @@ func TestAnalyzedTokensAsAnalyze(t *testing.T) {
 	}
 }
 
-// failingSource fails its reads once told to.
+// failingSource fails its reads once told to: every read with fail, or
+// only the chunks' read, half-way, with failChunks.
 type failingSource struct {
 	*memSource
-	fail bool
+	fail, failChunks bool
 }
 
 func (f *failingSource) IndexVersion(ctx context.Context, domain string) (int64, error) {
@@ -241,11 +247,22 @@ func (f *failingSource) IndexVersion(ctx context.Context, domain string) (int64,
 	return f.memSource.IndexVersion(ctx, domain)
 }
 
-func (f *failingSource) DomainChunks(ctx context.Context, domain string) ([]Chunk, int64, error) {
-	if f.fail {
-		return nil, 0, errors.New("store away")
+// DomainChunks fails after the first chunk: a read cut off half-way.
+func (f *failingSource) DomainChunks(ctx context.Context, domain string, each func(Chunk) error) (int64, error) {
+	if !f.fail && !f.failChunks {
+		return f.memSource.DomainChunks(ctx, domain, each)
 	}
-	return f.memSource.DomainChunks(ctx, domain)
+	n := 0
+	_, err := f.memSource.DomainChunks(ctx, domain, func(c Chunk) error {
+		if n++; n > 1 {
+			return errors.New("store away")
+		}
+		return each(c)
+	})
+	if err == nil {
+		err = errors.New("store away")
+	}
+	return 0, err
 }
 
 // While the store does not answer, a domain held is still searched; one
@@ -269,6 +286,42 @@ func TestMemoryServesHeldIndexWhileStoreFails(t *testing.T) {
 	}
 	if _, err := m.Search(ctx, "other", q); err == nil {
 		t.Fatal("a domain never loaded searched without its store")
+	}
+}
+
+// A reload cut off half-way leaves the index held as it was, and the next
+// check loads the new version whole.
+func TestMemoryKeepsHeldIndexWhenReloadFails(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := &failingSource{memSource: newMemSource()}
+	if err := src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "samovar")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
+	search := func(word string) int {
+		t.Helper()
+		hits, err := m.Search(ctx, "d", Query{Terms: ParseQuery(word, "en"), Limit: 5})
+		if err != nil {
+			t.Fatalf("search %s: %v", word, err)
+		}
+		return len(hits)
+	}
+	if n := search("samovar"); n != 1 {
+		t.Fatalf("samovar: %d hits", n)
+	}
+	if err := src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "kettle"), textChunk("q", "kettle teapot")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	src.failChunks = true
+	m.Changed("d")
+	if n, k := search("samovar"), search("kettle"); n != 1 || k != 0 {
+		t.Fatalf("after a failed reload: samovar %d hits, kettle %d, want the old index", n, k)
+	}
+	src.failChunks = false
+	m.Changed("d")
+	if n, k := search("samovar"), search("kettle"); n != 0 || k != 2 {
+		t.Fatalf("after the reload: samovar %d hits, kettle %d, want the new index", n, k)
 	}
 }
 
