@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,8 +24,11 @@ import (
 // iteration starts a server (app.Main, as `docsmith serve` does) on a data
 // directory or database where a large docs site is indexed, sends one
 // search as soon as it listens, and shuts it down. The domain's index is
-// not in memory at the start, so the answer waits for it to be loaded from
-// the store. It reports, at the median and the slowest iteration, the time
+// not in memory at the start, so the answer waits for it to be loaded:
+// from the snapshot the previous start left in the data directory
+// (snapshot=kept), or, with the snapshots removed before each start, from
+// the store (snapshot=none, as on a new replica or after the domain
+// changed). It reports, at the median and the slowest iteration, the time
 // from the start of Main.Start to the answer ("start-to-answer") and from
 // the listener being up to the answer ("first-query"), on SQLite and, with
 // DOCSMITH_TEST_DATABASE_URL, PostgreSQL. The Go runtime is warm between
@@ -36,15 +40,18 @@ func BenchmarkColdStart(b *testing.B) {
 	if site == "" {
 		b.Skip("set DOCSMITH_BENCH_SITE to a docs site directory")
 	}
-	b.Run("backend=sqlite", func(b *testing.B) {
-		benchColdStart(b, site, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir()})
-	})
-	b.Run("backend=postgres", func(b *testing.B) {
-		benchColdStart(b, site, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir(), "DOCSMITH_DATABASE_URL": storetest.PostgresURL(b)})
-	})
+	for _, keep := range []bool{false, true} {
+		name := map[bool]string{false: "none", true: "kept"}[keep]
+		b.Run("backend=sqlite/snapshot="+name, func(b *testing.B) {
+			benchColdStart(b, site, keep, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir()})
+		})
+		b.Run("backend=postgres/snapshot="+name, func(b *testing.B) {
+			benchColdStart(b, site, keep, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir(), "DOCSMITH_DATABASE_URL": storetest.PostgresURL(b)})
+		})
+	}
 }
 
-func benchColdStart(b *testing.B, site string, env map[string]string) {
+func benchColdStart(b *testing.B, site string, keepSnapshots bool, env map[string]string) {
 	env["DOCSMITH_ADDR"] = "127.0.0.1:0"
 	env["DOCSMITH_DEMO"] = "false"
 	env["DOCSMITH_WORKERS"] = "0"
@@ -72,14 +79,35 @@ func benchColdStart(b *testing.B, site string, env map[string]string) {
 	}
 	body := `{"query": "How do I add a custom domain?", "pageSize": 5}`
 
-	var toAnswer, firstQuery []time.Duration
-	for b.Loop() {
-		client := &http.Client{Timeout: time.Minute}
+	snapshots := filepath.Join(env["DOCSMITH_DATA_DIR"], "search-cache")
+	start := func() *app.Main {
 		m := &app.Main{Config: cfg, Log: slog.New(slog.DiscardHandler)}
-		t0 := time.Now()
 		if err := m.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+		return m
+	}
+	if keepSnapshots {
+		// A start whose load writes the snapshot the others read.
+		m := start()
+		time.Sleep(time.Second) // the warm-up load and its snapshot
+		if err := m.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	var toAnswer, firstQuery []time.Duration
+	for b.Loop() {
+		if !keepSnapshots {
+			b.StopTimer()
+			if err := os.RemoveAll(snapshots); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		client := &http.Client{Timeout: time.Minute}
+		t0 := time.Now()
+		m := start()
 		t1 := time.Now()
 		req, _ := http.NewRequest(http.MethodPost, "http://"+m.Addr()+"/discovery/v1/search/site", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
