@@ -144,6 +144,15 @@ PEERS ?= ../shared/tools/peers
 bench-compare: ## Assistant at C=100 beside the Node AI SDK server and the floor server (PEERS=dir of the peers, default ../shared/tools/peers)
 	PEERS=$(PEERS) ./scripts/bench-compare.sh
 
+.PHONY: bench-cold
+bench-cold: ## First search after a server start on a large docs site, SQLite and PostgreSQL (with DOCSMITH_TEST_DATABASE_URL); the index's heap
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench ColdStart -benchtime 10x
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/store/postgres -run '^$$' -bench 'SearchRetrieve/memory' -benchtime 200x
+
+.PHONY: bench-index
+bench-index: ## docsmith index of a large docs site from a folder and from a git repository (first build, again, after a one-page commit)
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench IndexBuild -benchtime 10x
+
 .PHONY: bench-agent
 bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a medium docs site in a real Gitea
 	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/hoppscotch \

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # bench-compare: measure the assistant side by side with what a team would
 # otherwise run, in one window on this machine, and print the table with
-# ratios. Three servers answer the same question on the same corpus, each
+# ratios. The servers answer the same question on the same corpus, each
 # loaded in turn at the same concurrency while the others are stopped:
 #
 #   docsmith  the assistant endpoint with the extractive model
+#   openai    the same with an openai/bench model, streamed from a local
+#             OpenAI-protocol server that answers at once (scripts/openaimock:
+#             the Node server's mock answer, 200 deltas of 4 characters);
+#             that server's CPU and memory are reported apart
 #   node      the chat server written with the Vercel AI SDK's helpers
 #   floor     a Go server replaying one recorded docsmith answer, event by event
 #
@@ -50,8 +54,9 @@ wait_http() {
 
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
-say "building docsmith, the load generator and the floor server"
+say "building docsmith, the model server, the load generator and the floor server"
 go build -o "$work/docsmith" ./cmd/docsmith
+go build -o "$work/openaimock" ./scripts/openaimock
 (cd "$PEERS/load" && go build -o "$work/load" .)
 (cd "$PEERS/floor" && go build -o "$work/floor" main.go)
 
@@ -80,23 +85,57 @@ ds="$work/docsmith"
 "$ds" org create bench >/dev/null
 "$ds" project create --org bench --id docs --repo "$CORPUS" --forge local >/dev/null
 "$ds" domain create --org bench --domain docs --project docs --site-url https://docs.example >/dev/null
+"$ds" domain create --org bench --domain docs-openai --project docs --site-url https://docs.example --model openai/bench >/dev/null
 "$ds" index docs >&2
 key=$("$ds" key create --org bench --kind assistant)
 port=${DOCSMITH_PORT:-18480}
-DOCSMITH_ADDR=127.0.0.1:$port "$ds" serve >"$work/docsmith.log" 2>&1 &
-dpid=$!; pids+=("$dpid")
-wait_http "http://127.0.0.1:$port/healthz"
-url="http://127.0.0.1:$port/discovery/v2/assistant/docs/message"
-curl -sN -X POST "$url" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' --data-binary @"$BODY" >"$work/answer.txt"
-grep -q '^data: \[DONE\]' "$work/answer.txt" || { say "docsmith's answer did not end with [DONE]:"; head -c 600 "$work/answer.txt" >&2; exit 1; }
 
-load() { # NAME URL PID AUTH
-	say "loading $1 at C=$C for $D"
-	"$work/load" -label "$1" -url "$2" -c "$C" -d "$D" -warmup "$WARMUP" -body @"$BODY" -auth "$4" -pid "$3" -json >"$work/$1.json"
+# serve: start docsmith in the background (dpid), ready.
+serve() {
+	DOCSMITH_ADDR=127.0.0.1:$port "$ds" serve >>"$work/docsmith.log" 2>&1 &
+	dpid=$!; pids+=("$dpid")
+	wait_http "http://127.0.0.1:$port/healthz"
 }
 
+# answer DOMAIN FILE: one answer, which must end with [DONE].
+answer() {
+	curl -sN -X POST "http://127.0.0.1:$port/discovery/v2/assistant/$1/message" -H "Authorization: Bearer $key" \
+		-H 'Content-Type: application/json' --data-binary @"$BODY" >"$2"
+	grep -q '^data: \[DONE\]' "$2" || { say "docsmith's answer on $1 did not end with [DONE]:"; head -c 600 "$2" >&2; exit 1; }
+}
+
+load() { # NAME URL PID AUTH [LABEL]
+	say "loading ${5:-$1} at C=$C for $D"
+	"$work/load" -label "${5:-$1}" -url "$2" -c "$C" -d "$D" -warmup "$WARMUP" -body @"$BODY" -auth "$4" -pid "$3" -json >"$work/$1.json"
+}
+
+serve
+url="http://127.0.0.1:$port/discovery/v2/assistant/docs/message"
+answer docs "$work/answer.txt"
 load docsmith "$url" "$dpid" "Bearer $key"
 stop "$dpid"
+
+# docsmith with an openai/… model, in a process of its own, beside the
+# model server; the model server's CPU over the load (warm-up included)
+# per answer it streamed, and its peak RSS, are reported apart.
+mport=${MODEL_PORT:-18600}
+"$work/openaimock" -addr "127.0.0.1:$mport" >"$work/openaimock.log" 2>&1 &
+mpid=$!; pids+=("$mpid")
+wait_http "http://127.0.0.1:$mport/stats"
+export DOCSMITH_OPENAI_BASE_URL="http://127.0.0.1:$mport/v1" DOCSMITH_OPENAI_API_KEY=bench
+serve
+answer docs-openai "$work/answer-openai.txt"
+grep -q '"delta":"Per' "$work/answer-openai.txt" || { say "docsmith's openai answer lacks the model's text:"; head -c 600 "$work/answer-openai.txt" >&2; exit 1; }
+before=$(curl -s "http://127.0.0.1:$mport/stats")
+load openai "http://127.0.0.1:$port/discovery/v2/assistant/docs-openai/message" "$dpid" "Bearer $key" openai/bench
+after=$(curl -s "http://127.0.0.1:$mport/stats")
+hwm=$(awk '/^VmHWM:/ {print $2 / 1024}' "/proc/$mpid/status")
+jq -n --argjson a "$before" --argjson b "$after" --argjson hwm "${hwm:-0}" \
+	'($b.answered - $a.answered) as $n | {label: "OpenAI mock", streams: $n, cpu_ms_per_stream: (($b.cpu_s - $a.cpu_s) * 1000 / ([$n, 1] | max)), vmhwm_mib: $hwm}' \
+	>"$work/model.json"
+stop "$dpid"
+stop "$mpid"
+unset DOCSMITH_OPENAI_BASE_URL DOCSMITH_OPENAI_API_KEY
 
 nport=${NODE_PORT:-18787}
 (cd "$node_dir" && exec node server.mjs --corpus "$CORPUS" --port "$nport" --token bench) >"$work/node.log" 2>&1 &
@@ -112,4 +151,4 @@ wait_http "http://127.0.0.1:$fport/"
 load floor "http://127.0.0.1:$fport/" "$fpid" "Bearer bench"
 stop "$fpid"
 
-go run ./scripts/benchtable "$work/docsmith.json" "$work/node.json" "$work/floor.json"
+go run ./scripts/benchtable "$work/docsmith.json" "$work/node.json" "$work/floor.json" "$work/openai.json" "$work/model.json"

@@ -84,6 +84,9 @@ func (m *Main) Start(ctx context.Context) error {
 		return err
 	}
 	m.backend = b
+	// The domains' indexes load while the rest starts and the first
+	// requests arrive.
+	b.Start(ctx, m.Config.Role != RoleWorker, m.Log)
 	tenants := tenant.NewService(b.Tenants, m.Now)
 	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
 	widgetBundle := widget.Embedded()
@@ -200,7 +203,6 @@ func (m *Main) Start(ctx context.Context) error {
 		}
 	})
 
-	b.Start(ctx, m.Config.Role != RoleWorker, m.Log)
 	if runsWorkers(m.Config) {
 		host, _ := os.Hostname()
 		m.workerID = fmt.Sprintf("%s/%d/%d", host, os.Getpid(), m.Now().UnixNano())

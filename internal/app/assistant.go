@@ -35,8 +35,9 @@ func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, t
 }
 
 // NewIndexer returns the indexer of a server and of 'docsmith index': it
-// finds projects in projects and writes index; its short-lived clones go to
-// DATA_DIR/index-work, and it reads the tokens projects name with lookupEnv.
+// finds projects in projects and writes index; it keeps a mirror of each
+// repository in DATA_DIR/git-mirrors, checks the docs out of it into
+// DATA_DIR/index-work, and reads the tokens projects name with lookupEnv.
 func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectStore, index search.Index, catalogs assistant.CatalogStore, lookupEnv func(string) (string, bool), log *slog.Logger) *assistant.Indexer {
 	return assistant.NewIndexer(assistant.IndexerConfig{
 		Git:       git,
@@ -44,6 +45,7 @@ func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectSt
 		Index:     index,
 		Catalogs:  catalogs,
 		WorkDir:   filepath.Join(cfg.DataDir, "index-work"),
+		MirrorDir: filepath.Join(cfg.DataDir, "git-mirrors"),
 		LookupEnv: lookupEnv,
 		Log:       log,
 	})

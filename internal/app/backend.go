@@ -99,7 +99,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
 		b.Local = local
-		b.memory = search.NewMemory(local, search.MemoryConfig{Log: log})
+		b.memory = search.NewMemory(local, memoryConfig(cfg, log))
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, b.memory, local, local
 		b.Analytics, b.Sessions, b.Workflows = local, local, local
 	} else {
@@ -108,7 +108,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open the database: %w", err)
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
-		b.memory = search.NewMemory(pg, search.MemoryConfig{Log: log})
+		b.memory = search.NewMemory(pg, memoryConfig(cfg, log))
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, b.memory, pg, pg
 		b.Analytics, b.Sessions, b.Workflows = pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
@@ -126,6 +126,14 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.redis, b.Limits = r, r
 	}
 	return b, nil
+}
+
+// memoryConfig is the configuration of a process's indexes in memory: their
+// snapshots live in the data directory (each replica's own, with
+// PostgreSQL), so that the process loads them from there when it starts
+// again and the store holds the same pages.
+func memoryConfig(cfg config.Config, log *slog.Logger) search.MemoryConfig {
+	return search.MemoryConfig{Log: log, SnapshotDir: filepath.Join(cfg.DataDir, "search-cache")}
 }
 
 // Start begins the background work of the backend: with PostgreSQL, the
@@ -207,6 +215,7 @@ func (b *Backend) Close() error {
 		b.stop()
 		b.wg.Wait()
 	}
+	b.memory.Close()
 	var errs []error
 	if b.redis != nil {
 		errs = append(errs, b.redis.Close())

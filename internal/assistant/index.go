@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,8 +35,16 @@ type IndexerConfig struct {
 	Index    search.Index
 	// Catalogs receives the page catalog of each build; nil keeps none.
 	Catalogs CatalogStore
-	// WorkDir holds the short-lived clones.
+	// WorkDir holds the short-lived checkouts.
 	WorkDir string
+	// MirrorDir holds a mirror of each repository read (see
+	// gitcli.Mirror), which later builds fetch into; "" is WorkDir's
+	// "mirrors".
+	MirrorDir string
+	// MaxDocsInMemory bounds the files a build reads into memory from a
+	// mirror; a docs root larger in all is checked out into WorkDir.
+	// Default 64 MiB.
+	MaxDocsInMemory int64
 	// LookupEnv reads the forge tokens projects name; nil means
 	// os.LookupEnv.
 	LookupEnv func(string) (string, bool)
@@ -58,6 +67,12 @@ func NewIndexer(cfg IndexerConfig) *Indexer {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MirrorDir == "" {
+		cfg.MirrorDir = filepath.Join(cfg.WorkDir, "mirrors")
+	}
+	if cfg.MaxDocsInMemory <= 0 {
+		cfg.MaxDocsInMemory = DefaultMaxDocsInMemory
+	}
 	return &Indexer{cfg: cfg, locks: map[string]*sync.Mutex{}}
 }
 
@@ -73,11 +88,11 @@ type IndexResult struct {
 }
 
 // Index brings the domain's index up to date with its project's docs at
-// the domain's ref: a shallow clone of the repository (or, for a project
-// whose repository is a plain local folder, the folder itself), the docs
-// loaded from the project's docs root, and only the pages that changed
-// rewritten. Problems with the repository or the docs are apperr Conflict
-// errors that say what to fix.
+// the domain's ref: the ref fetched into the repository's mirror and the
+// docs read from it (or, for a project whose repository is a plain local
+// folder, the folder itself), and only the pages that changed rewritten.
+// Problems with the repository or the docs are apperr Conflict errors that
+// say what to fix.
 func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, error) {
 	lock := x.lock(d.ID)
 	lock.Lock()
@@ -94,39 +109,32 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 	res := IndexResult{Domain: d.ID, ProjectID: p.ID, Ref: ref}
 	start := time.Now()
 
-	root := ""
+	src := &repoDocs{}
 	if dir, ok := plainFolder(p.RepoURL); ok {
-		root = dir
+		src.dir = dir
 		res.Ref = ""
 	} else {
 		creds, err := credentials(p, x.cfg.LookupEnv)
 		if err != nil {
 			return IndexResult{}, err
 		}
-		// Clones of builds killed with an earlier process go first.
-		if _, err := workspace.Sweep(x.cfg.WorkDir, indexWorkspaces, x.cfg.Log); err != nil {
-			x.cfg.Log.WarnContext(ctx, "index: sweeping stale workspaces failed", "err", err)
-		}
-		tmp, err := workspace.Create(x.cfg.WorkDir, indexWorkspaces+workspaceName(d.ID)+"-")
+		src, err = x.fetchDocs(ctx, p, ref, creds, indexWorkspaces+workspaceName(d.ID)+"-")
 		if err != nil {
-			return IndexResult{}, fmt.Errorf("index %s: work directory: %w", d.ID, err)
-		}
-		defer func() { _ = tmp.Remove() }()
-		repo, err := x.cfg.Git.Clone(ctx, p.RepoURL, ref, filepath.Join(tmp.Path, "repo"), creds)
-		if err != nil {
-			if ctx.Err() != nil {
+			var we workError
+			switch {
+			case ctx.Err() != nil:
 				return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, ctx.Err())
+			case errors.As(err, &we):
+				return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
 			}
-			x.cfg.Log.WarnContext(ctx, "index: clone failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
+			x.cfg.Log.WarnContext(ctx, "index: fetch failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
 			return IndexResult{}, cloneError(err, p.ID, ref)
 		}
-		if res.Commit, err = repo.HeadSHA(ctx); err != nil {
-			return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
-		}
-		root = repo.Dir
+		defer src.close()
+		res.Commit = src.commit
 	}
 
-	site, chunks, err := search.LoadFolder(root, p.DocsRoot, d.SiteURL)
+	site, chunks, err := src.load(p.DocsRoot, d.SiteURL)
 	if err != nil {
 		return IndexResult{}, apperr.Wrap(err, apperr.Conflict, "could not read the docs of project %s at docs root %q: %s", p.ID, p.DocsRoot, docsProblem(err))
 	}
@@ -153,6 +161,91 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 	x.cfg.Log.InfoContext(ctx, "index built", "domain", d.ID, "project", p.ID, "ref", res.Ref, "commit", res.Commit,
 		"pages", stats.Pages, "chunks", stats.Chunks, "changed", stats.Changed, "removed", stats.Removed, "duration", stats.Duration)
 	return res, nil
+}
+
+// DefaultMaxDocsInMemory is IndexerConfig.MaxDocsInMemory's default: a
+// large docs site (mintlify's, 980 pages) takes 11 MB.
+const DefaultMaxDocsInMemory = 64 << 20
+
+// repoDocs is what a build reads the docs from: a repository's files at
+// one commit, in memory (tree) or checked out in a workspace (dir), or a
+// plain folder (dir).
+type repoDocs struct {
+	commit string
+	tree   *gitcli.TreeFS
+	dir    string
+	ws     *workspace.Dir
+}
+
+func (r *repoDocs) load(docsRoot, siteURL string) (*docs.Site, []search.Chunk, error) {
+	if r.tree != nil {
+		return search.LoadTree(r.tree, docsRoot, siteURL)
+	}
+	return search.LoadFolder(r.dir, docsRoot, siteURL)
+}
+
+func (r *repoDocs) close() {
+	if r.ws != nil {
+		_ = r.ws.Remove()
+	}
+}
+
+// workError is a failure of this server's work directory, not of the
+// repository.
+type workError struct{ error }
+
+func (e workError) Unwrap() error { return e.error }
+
+// fetchDocs fetches ref of the project's repository into its mirror and
+// reads the files of its tip that a build may read: those in the docs root
+// (and the entries on the way to it, so that a docs root that is a link is
+// seen as one) no larger than the largest file the docs loader reads. They
+// are read into memory, or, over MaxDocsInMemory in all, checked out into
+// a new workspace named with prefix.
+func (x *Indexer) fetchDocs(ctx context.Context, p tenant.Project, ref string, creds *gitcli.Credentials, prefix string) (*repoDocs, error) {
+	m, err := x.cfg.Git.OpenMirror(ctx, x.cfg.MirrorDir, p.RepoURL)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = m.Close() }()
+	root := strings.Trim(path.Clean("/"+strings.TrimSpace(p.DocsRoot)), "/")
+	large := map[string]int64{}
+	keep := func(f gitcli.TreeFile) bool {
+		if root != "" && f.Path != root && !strings.HasPrefix(f.Path, root+"/") && !strings.HasPrefix(root, f.Path+"/") {
+			return false
+		}
+		if f.Size > docs.MaxSpecBytes {
+			large[f.Path] = f.Size
+			return false
+		}
+		return true
+	}
+	defer func() {
+		for file, size := range large {
+			x.cfg.Log.WarnContext(ctx, "index: file left out", "project", p.ID, "file", file, "bytes", size, "limit", docs.MaxSpecBytes)
+		}
+	}()
+	commit, tree, err := m.ReadBranch(ctx, ref, creds, keep, x.cfg.MaxDocsInMemory)
+	if err == nil {
+		return &repoDocs{commit: commit, tree: tree}, nil
+	}
+	if !errors.Is(err, gitcli.ErrTreeTooLarge) {
+		return nil, err
+	}
+	// Checkouts of builds killed with an earlier process go first.
+	if _, err := workspace.Sweep(x.cfg.WorkDir, indexWorkspaces, x.cfg.Log); err != nil {
+		x.cfg.Log.WarnContext(ctx, "index: sweeping stale workspaces failed", "err", err)
+	}
+	ws, err := workspace.Create(x.cfg.WorkDir, prefix)
+	if err != nil {
+		return nil, workError{fmt.Errorf("work directory: %w", err)}
+	}
+	dir := filepath.Join(ws.Path, "repo")
+	if commit, err = m.CheckoutBranch(ctx, ref, dir, creds, keep); err != nil {
+		_ = ws.Remove()
+		return nil, err
+	}
+	return &repoDocs{commit: commit, dir: dir, ws: ws}, nil
 }
 
 // indexWorkspaces starts the name of every build's workspace.
@@ -268,7 +361,7 @@ func cloneError(err error, project, ref string) error {
 	if errors.Is(err, syscall.ENOSPC) || strings.Contains(said, "No space left on device") {
 		return apperr.Wrap(err, apperr.StorageFull, "the server's disk is full: the repository of project %s could not be cloned", project)
 	}
-	if strings.Contains(said, "Remote branch") && strings.Contains(said, "not found") {
+	if strings.Contains(said, "Remote branch") && strings.Contains(said, "not found") || strings.Contains(said, "couldn't find remote ref") {
 		// The repository answered: the domain's ref is the operator's to fix.
 		return apperr.Wrap(err, apperr.Conflict, "could not clone branch %q of the repository of project %s: the repository has no such branch", ref, project)
 	}
@@ -303,34 +396,29 @@ func (x *Indexer) CheckProject(ctx context.Context, p tenant.Project) error {
 			return apperr.New(apperr.Invalid, "repo %q: no such directory; give the path of a git repository or of a docs folder", p.RepoURL)
 		}
 	}
-	root := ""
+	docsSrc := &repoDocs{}
 	if dir, ok := plainFolder(p.RepoURL); ok {
-		root = dir
+		docsSrc.dir = dir
 	} else {
 		creds, err := credentials(p, x.cfg.LookupEnv)
 		if err != nil {
 			return apperr.Wrap(err, apperr.Invalid, "%s", apperr.MessageOf(err))
 		}
-		if err := os.MkdirAll(x.cfg.WorkDir, 0o700); err != nil {
-			return fmt.Errorf("check project %s: work directory: %w", p.ID, err)
-		}
-		tmp, err := os.MkdirTemp(x.cfg.WorkDir, "check-"+p.ID+"-*")
-		if err != nil {
-			return fmt.Errorf("check project %s: work directory: %w", p.ID, err)
-		}
-		defer func() { _ = os.RemoveAll(tmp) }()
-		repo, err := x.cfg.Git.Clone(ctx, p.RepoURL, p.BaseRef, filepath.Join(tmp, "repo"), creds)
+		// The check fills the repository's mirror: the first index build
+		// fetches only what changed since.
+		src, err := x.fetchDocs(ctx, p, p.BaseRef, creds, "check-"+workspaceName(p.ID)+"-")
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("check project %s: %w", p.ID, ctx.Err())
 			}
-			x.cfg.Log.WarnContext(ctx, "check project: clone failed", "project", p.ID, "ref", p.BaseRef, "err", err)
+			x.cfg.Log.WarnContext(ctx, "check project: fetch failed", "project", p.ID, "ref", p.BaseRef, "err", err)
 			return apperr.Wrap(err, apperr.Invalid, "could not clone branch %q of repo %q; check the repo, --ref and the token (git said: %s)",
 				p.BaseRef, p.RepoURL, firstLine(err.Error()))
 		}
-		root = repo.Dir
+		defer src.close()
+		docsSrc = src
 	}
-	if _, _, err := search.LoadFolder(root, p.DocsRoot, ""); err != nil {
+	if _, _, err := docsSrc.load(p.DocsRoot, ""); err != nil {
 		return apperr.Wrap(err, apperr.Invalid, "docs root %q of repo %q: %s; set --docs-root to the folder that holds docs.json", p.DocsRoot, p.RepoURL, docsProblem(err))
 	}
 	return nil

@@ -1,9 +1,13 @@
 package assistant_test
 
 import (
+	"io/fs"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/docsmith/docsmith/internal/apperr"
@@ -114,5 +118,170 @@ func TestIndexNeedsTheNamedToken(t *testing.T) {
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	if _, err := x.Index(ctx, d); !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.MessageOf(err), "DOCS_TOKEN") {
 		t.Fatalf("missing token: %v", err)
+	}
+}
+
+// TestIndexFromGitMirror: builds of domains on one repository fetch into
+// its mirror, several at once (from one indexer, and from two sharing the
+// data directory as two processes would), see pushed changes, and recover
+// from a damaged mirror by making it again.
+func TestIndexFromGitMirror(t *testing.T) {
+	t.Parallel()
+	git := newGit(t)
+	base := t.TempDir()
+	repo := filepath.Join(base, "docs.git")
+	must(t, git.SeedBare(t.Context(), repo, "main", os.DirFS("testdata/site"), gitcli.CommitOptions{Message: "docs", AuthorName: "t", AuthorEmail: "t@example.com"}))
+	e := setup(t, nil)
+	ctx := t.Context()
+	_, err := e.tenants.CreateProject(ctx, tenant.Project{ID: "repo", OrgID: "acme", RepoURL: repo})
+	must(t, err)
+	var domains []tenant.Domain
+	for _, id := range []string{"one", "two", "three", "four"} {
+		d, err := e.tenants.CreateDomain(ctx, tenant.Domain{ID: id, OrgID: "acme", ProjectID: "repo", SiteURL: siteURL})
+		must(t, err)
+		domains = append(domains, d)
+	}
+	work, mirrors := filepath.Join(base, "work"), filepath.Join(base, "mirrors")
+	// The second reads through a checkout on disk, as for a docs root too
+	// large to read into memory.
+	indexers := []*assistant.Indexer{
+		assistant.NewIndexer(assistant.IndexerConfig{Git: git, Projects: e.store, Index: e.store, WorkDir: work, MirrorDir: mirrors}),
+		assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.store, WorkDir: work, MirrorDir: mirrors, MaxDocsInMemory: 1}),
+	}
+	buildAll := func() []assistant.IndexResult {
+		t.Helper()
+		results := make([]assistant.IndexResult, len(domains))
+		errs := make([]error, len(domains))
+		var wg sync.WaitGroup
+		for i, d := range domains {
+			wg.Go(func() { results[i], errs[i] = indexers[i%2].Index(ctx, d) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("build of %s: %v", domains[i].ID, err)
+			}
+		}
+		return results
+	}
+	first := buildAll()
+	for _, r := range first {
+		if r.Pages != 6 || r.Commit != first[0].Commit || len(r.Commit) != 40 {
+			t.Fatalf("first builds = %+v", first)
+		}
+	}
+
+	// A pushed change reaches every domain through the mirror.
+	clone, err := git.Clone(ctx, repo, "main", filepath.Join(base, "clone"), nil)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(clone.Dir, "guides", "schedules.mdx"), []byte("---\ntitle: \"Schedules\"\n---\n\nThe quokka runs nightly.\n"), 0o644))
+	pushed, _, err := clone.CommitAll(ctx, gitcli.CommitOptions{Message: "edit", AuthorName: "t", AuthorEmail: "t@example.com"})
+	must(t, err)
+	must(t, clone.Push(ctx, "main", nil))
+	for _, r := range buildAll() {
+		if r.Commit != pushed || r.Changed != 1 || r.Unchanged != 5 {
+			t.Fatalf("build after the push = %+v, want commit %s with one page changed", r, pushed)
+		}
+	}
+	hits, err := e.svc.Search(ctx, domains[3], assistant.SearchRequest{Query: "quokka", PageSize: 3})
+	must(t, err)
+	if len(hits) == 0 || hits[0].URL != siteURL+"/guides/schedules" {
+		t.Fatalf("search after the push = %+v", hits)
+	}
+
+	// One mirror; damage it, and the next build makes it again.
+	entries, err := os.ReadDir(mirrors)
+	must(t, err)
+	var mirror string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".git") {
+			if mirror != "" {
+				t.Fatalf("two mirrors of one repository: %v", entries)
+			}
+			mirror = filepath.Join(mirrors, e.Name())
+		}
+	}
+	must(t, filepath.WalkDir(filepath.Join(mirror, "objects"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		must(t, os.Chmod(p, 0o644))
+		return os.WriteFile(p, []byte("damaged"), 0o644)
+	}))
+	res, err := indexers[0].Index(ctx, domains[0])
+	if err != nil || res.Commit != pushed || res.Pages != 6 || res.Changed != 0 {
+		t.Fatalf("build from the damaged mirror = %+v, %v", res, err)
+	}
+	// The checkouts on disk are gone with their builds.
+	left, err := filepath.Glob(filepath.Join(work, "index-*"))
+	if err != nil || len(left) != 0 {
+		t.Fatalf("workspaces left after the builds: %v, %v", left, err)
+	}
+}
+
+// TestIndexFromGitRefusesLinksAndHugeFiles: a repository's symbolic links
+// (to a host path, out of the repository, or within the docs) reach the
+// build as plain files, so nothing they point at is indexed, and a file
+// over the largest the loader reads is never written out.
+func TestIndexFromGitRefusesLinksAndHugeFiles(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	host := filepath.Join(base, "host")
+	must(t, os.MkdirAll(host, 0o755))
+	must(t, os.WriteFile(filepath.Join(host, "secret.mdx"), []byte("---\ntitle: Host\n---\n\n"+hostSecret+"\n"), 0o644))
+	seed := filepath.Join(base, "seed")
+	must(t, os.MkdirAll(filepath.Join(seed, "docs", "real"), 0o755))
+	must(t, os.WriteFile(filepath.Join(seed, "docs", "docs.json"), []byte(`{"name":"H","navigation":{"groups":[{"group":"G","pages":["index","huge","abs/secret","up/secret","inside/page"]}]}}`), 0o644))
+	must(t, os.WriteFile(filepath.Join(seed, "docs", "index.mdx"), []byte("---\ntitle: Home\n---\n\nWelcome home.\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(seed, "docs", "real", "page.mdx"), []byte("---\ntitle: Real\n---\n\n"+hostSecret+" reached in the folder.\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(seed, "docs", "huge.mdx"), []byte("---\ntitle: Huge\n---\n\n"+strings.Repeat("zebra ", 17<<20/6+1)), 0o644))
+	must(t, os.Symlink(host, filepath.Join(seed, "docs", "abs")))
+	must(t, os.Symlink("../../host", filepath.Join(seed, "docs", "up")))
+	must(t, os.Symlink("real", filepath.Join(seed, "docs", "inside")))
+	repo := filepath.Join(base, "docs.git")
+	fixtureGit(t, base, "init", "--quiet", "--bare", "--initial-branch=main", repo)
+	fixtureGit(t, seed, "init", "--quiet", "--initial-branch=main")
+	fixtureGit(t, seed, "add", "-A")
+	fixtureGit(t, seed, "commit", "--quiet", "-m", "hostile")
+	fixtureGit(t, seed, "push", "--quiet", repo, "main")
+
+	// Read into memory, and checked out on disk.
+	for _, maxInMemory := range []int64{0, 1} {
+		var logs strings.Builder
+		e, _, d := indexEnv(t, repo, "docs")
+		x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.store, WorkDir: t.TempDir(),
+			MaxDocsInMemory: maxInMemory, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		res, err := x.Index(t.Context(), d)
+		must(t, err)
+		if res.Pages != 1 {
+			t.Fatalf("build (at most %d bytes in memory) = %+v, want only the home page indexed", maxInMemory, res)
+		}
+		hits, err := e.svc.Search(t.Context(), d, assistant.SearchRequest{Query: hostSecret, PageSize: 3})
+		must(t, err)
+		if len(hits) != 0 {
+			t.Fatalf("a page reached through a symbolic link was indexed: %+v", hits)
+		}
+		if !strings.Contains(logs.String(), "index: file left out") || !strings.Contains(logs.String(), "docs/huge.mdx") {
+			t.Fatalf("the huge file was not logged as left out:\n%s", logs.String())
+		}
+	}
+
+	// A docs root that is a link in the repository is refused, saying so.
+	_, x, d := indexEnv(t, repo, "docs/abs")
+	if _, err := x.Index(t.Context(), d); !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.MessageOf(err), "not a directory") {
+		t.Fatalf("docs root through a link: %v", err)
+	}
+}
+
+// fixtureGit runs git for a test fixture, with no configuration of the
+// machine's.
+func fixtureGit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=Seed", "GIT_AUTHOR_EMAIL=seed@example.com", "GIT_COMMITTER_NAME=Seed", "GIT_COMMITTER_EMAIL=seed@example.com"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }

@@ -112,32 +112,17 @@ type Checkout struct {
 // dir, passes through a symbolic link or is not a directory is refused with
 // an error that says which.
 func OpenCheckout(dir, docsRoot string) (*Checkout, error) {
-	rel := path.Clean(strings.TrimSpace(docsRoot))
-	if rel == "" {
-		rel = "."
-	}
-	if path.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) || slicesContainsGit(rel) {
-		return nil, fmt.Errorf("the docs root %q must be a path inside the repository, like \"docs\"", docsRoot)
+	rel, err := docsRootPath(docsRoot)
+	if err != nil {
+		return nil, err
 	}
 	repo, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open the repository: %w", err)
 	}
-	fi, err := StatNoLinks(repo.FS(), rel)
-	if err != nil {
+	if err := checkDocsRoot(repo.FS(), rel, docsRoot); err != nil {
 		_ = repo.Close()
-		var pe *fs.PathError
-		switch {
-		case errors.Is(err, ErrSymlink) && errors.As(err, &pe):
-			return nil, fmt.Errorf("the docs root %q cannot be read: %s is a symbolic link, and docsmith does not follow symbolic links in a repository", docsRoot, pe.Path)
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("the docs root %q does not exist in the repository: %w", docsRoot, fs.ErrNotExist)
-		}
-		return nil, fmt.Errorf("the docs root %q: %w", docsRoot, err)
-	}
-	if !fi.IsDir() {
-		_ = repo.Close()
-		return nil, fmt.Errorf("the docs root %q is not a directory in the repository (a symbolic link in the repository is checked out as a plain file)", docsRoot)
+		return nil, err
 	}
 	sub, err := repo.OpenRoot(filepath.FromSlash(rel))
 	if err != nil {
@@ -145,6 +130,56 @@ func OpenCheckout(dir, docsRoot string) (*Checkout, error) {
 		return nil, fmt.Errorf("open the docs root %q: %w", docsRoot, err)
 	}
 	return &Checkout{Repo: repo, Docs: sub}, nil
+}
+
+// OpenTree is OpenCheckout for a repository's files read into memory (in
+// which a symbolic link is a plain file holding its target): the docs root
+// of tree, refused as OpenCheckout refuses it.
+func OpenTree(tree fs.FS, docsRoot string) (fs.FS, error) {
+	rel, err := docsRootPath(docsRoot)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDocsRoot(tree, rel, docsRoot); err != nil {
+		return nil, err
+	}
+	sub, err := fs.Sub(tree, rel)
+	if err != nil {
+		return nil, fmt.Errorf("open the docs root %q: %w", docsRoot, err)
+	}
+	return sub, nil
+}
+
+// docsRootPath cleans a docs root into a path inside the repository.
+func docsRootPath(docsRoot string) (string, error) {
+	rel := path.Clean(strings.TrimSpace(docsRoot))
+	if rel == "" {
+		rel = "."
+	}
+	if path.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) || slicesContainsGit(rel) {
+		return "", fmt.Errorf("the docs root %q must be a path inside the repository, like \"docs\"", docsRoot)
+	}
+	return rel, nil
+}
+
+// checkDocsRoot checks that rel is a directory of repo reached through no
+// symbolic link.
+func checkDocsRoot(repo fs.FS, rel, docsRoot string) error {
+	fi, err := StatNoLinks(repo, rel)
+	if err != nil {
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, ErrSymlink) && errors.As(err, &pe):
+			return fmt.Errorf("the docs root %q cannot be read: %s is a symbolic link, and docsmith does not follow symbolic links in a repository", docsRoot, pe.Path)
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("the docs root %q does not exist in the repository: %w", docsRoot, fs.ErrNotExist)
+		}
+		return fmt.Errorf("the docs root %q: %w", docsRoot, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("the docs root %q is not a directory in the repository (a symbolic link in the repository is checked out as a plain file)", docsRoot)
+	}
+	return nil
 }
 
 // FS is the docs root as a file system for Load and Validate.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -164,6 +165,49 @@ func TestOpenCheckoutRefusesHostileDocsRoots(t *testing.T) {
 			continue
 		}
 		_ = c.Close()
+	}
+}
+
+// TestOpenTreeRefusesHostileDocsRoots: in a repository read into memory, a
+// link is a plain file holding its target, so a docs root through one is
+// "not a directory", as in a checkout; the rest is refused as OpenCheckout
+// refuses it.
+func TestOpenTreeRefusesHostileDocsRoots(t *testing.T) {
+	t.Parallel()
+	tree := fstest.MapFS{
+		"real/docs/docs.json": {Data: []byte("{}")},
+		"abs":                 {Data: []byte("/etc")},
+		"up":                  {Data: []byte("../..")},
+		"file":                {Data: []byte("x")},
+	}
+	tests := []struct {
+		docsRoot, want string
+	}{
+		{"abs", "not a directory"},
+		{"abs/sub", "does not exist"},
+		{"up", "not a directory"},
+		{"file", "not a directory"},
+		{"missing", "does not exist"},
+		{"../outside", "inside the repository"},
+		{"/etc", "inside the repository"},
+		{".git", "inside the repository"},
+	}
+	for _, tc := range tests {
+		if _, err := OpenTree(tree, tc.docsRoot); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("OpenTree(%q) = %v, want it to say %q", tc.docsRoot, err, tc.want)
+		}
+	}
+	for _, ok := range []string{"", ".", "real/docs", "real/docs/"} {
+		if _, err := OpenTree(tree, ok); err != nil {
+			t.Errorf("OpenTree(%q) = %v", ok, err)
+		}
+	}
+	root, err := OpenTree(tree, "real/docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := fs.ReadFile(root, "docs.json"); err != nil || string(data) != "{}" {
+		t.Fatalf("docs.json in the docs root: %q, %v", data, err)
 	}
 }
 

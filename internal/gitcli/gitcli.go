@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -80,6 +81,10 @@ type Git struct {
 	committerEmail string
 	allowHTTP      bool
 	version        string
+
+	// mirrorsHeld are the lock files of the mirrors open in this process.
+	mirrorsMu   sync.Mutex
+	mirrorsHeld map[string]bool
 }
 
 // New checks the configuration, prepares HomeDir and checks that git runs

@@ -163,6 +163,8 @@ type TreeFile struct {
 	Mode string
 	// Size is the blob's size in bytes; -1 for a submodule.
 	Size int64
+
+	oid string // the blob's (or submodule commit's) object id
 }
 
 // Regular reports whether the entry is a regular file (not a symbolic
@@ -199,7 +201,7 @@ func parseLsTree(out []byte) ([]TreeFile, error) {
 		if !ok || path == "" || len(fields) != 4 {
 			return nil, fmt.Errorf("unexpected git ls-tree entry %q", entry)
 		}
-		f := TreeFile{Path: path, Mode: fields[0], Size: -1}
+		f := TreeFile{Path: path, Mode: fields[0], Size: -1, oid: fields[2]}
 		if fields[3] != "-" {
 			n, err := strconv.ParseInt(fields[3], 10, 64)
 			if err != nil || n < 0 {

@@ -259,8 +259,13 @@ func TestParseLsTree(t *testing.T) {
 		{name: "files, link, submodule", in: "100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391      12\ta b.md\x00" +
 			"120000 blob 0123456789012345678901234567890123456789       11\tlink\x00" +
 			"160000 commit 1234567890123456789012345678901234567890       -\tvendor/sub\x00",
-			want: []TreeFile{{Path: "a b.md", Mode: "100644", Size: 12}, {Path: "link", Mode: "120000", Size: 11}, {Path: "vendor/sub", Mode: "160000", Size: -1}}},
-		{name: "tab in a path", in: "100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 1\ta\tb\x00", want: []TreeFile{{Path: "a\tb", Mode: "100644", Size: 1}}},
+			want: []TreeFile{
+				{Path: "a b.md", Mode: "100644", Size: 12, oid: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"},
+				{Path: "link", Mode: "120000", Size: 11, oid: "0123456789012345678901234567890123456789"},
+				{Path: "vendor/sub", Mode: "160000", Size: -1, oid: "1234567890123456789012345678901234567890"},
+			}},
+		{name: "tab in a path", in: "100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 1\ta\tb\x00",
+			want: []TreeFile{{Path: "a\tb", Mode: "100644", Size: 1, oid: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"}}},
 		{name: "no tab", in: "100644 blob e69 1 a\x00", wantErr: true},
 		{name: "bad size", in: "100644 blob e69 x\ta\x00", wantErr: true},
 		{name: "negative size", in: "100644 blob e69 -5\ta\x00", wantErr: true},

@@ -62,64 +62,81 @@ func Analyze(text string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/4)
+	analyze(text, func(start, end int, _ bool) {
+		if start < 0 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(text[start:end])
+		}
+	})
+	return b.String()
+}
+
+// analyze writes Analyze(text) as a sequence of pieces: emit(start, end,
+// word) for text[start:end], where word says the piece is a run of word
+// runes (so of token runes), and emit(-1, -1, false) for a space put in.
+// Every piece of the
+// text starts and ends where a rune (or an invalid byte) of the text does,
+// and two pieces written one after the other with no space between are next
+// to each other in the text too, so a token of the result is always a
+// substring of text (see analyzedTokens).
+func analyze(text string, emit func(start, end int, word bool)) {
 	i := 0
+	var at []int
 	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := decodeRune(text, i)
 		switch {
 		case isCJK(r):
+			// The run's rune offsets: bigram k is text[at[k]:at[k+2]].
+			at = append(at[:0], i)
 			j := i
-			var run []rune
 			for j < len(text) {
-				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				r2, s2 := decodeRune(text, j)
 				if !isCJK(r2) {
 					break
 				}
-				run = append(run, r2)
 				j += s2
+				at = append(at, j)
 			}
-			b.WriteByte(' ')
-			writeBigrams(&b, run)
-			b.WriteByte(' ')
+			emit(-1, -1, false)
+			if len(at) == 2 {
+				emit(at[0], at[1], false)
+			}
+			for k := 0; k+2 < len(at); k++ {
+				if k > 0 {
+					emit(-1, -1, false)
+				}
+				emit(at[k], at[k+2], false)
+			}
+			emit(-1, -1, false)
 			i = j
 		case isWordRune(r):
 			j := i
 			for j < len(text) {
-				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				r2, s2 := decodeRune(text, j)
 				if !isWordRune(r2) || isCJK(r2) {
 					break
 				}
 				j += s2
 			}
-			word := text[i:j]
-			b.WriteString(word)
-			if parts := camelParts(word); len(parts) > 1 {
-				for _, p := range parts {
-					b.WriteByte(' ')
-					b.WriteString(p)
+			emit(i, j, true)
+			// camelParts splits a word only before an upper-case letter
+			// after its first rune.
+			if word := text[i:j]; upperAfterFirst(word) {
+				if parts := camelParts(word); len(parts) > 1 {
+					p := i
+					for _, part := range parts {
+						emit(-1, -1, false)
+						emit(p, p+len(part), true)
+						p += len(part)
+					}
 				}
 			}
 			i = j
 		default:
-			b.WriteString(text[i : i+size])
+			emit(i, i+size, false)
 			i += size
 		}
-	}
-	return b.String()
-}
-
-// writeBigrams writes a CJK run as its overlapping bigrams, or the single
-// character of a one-character run.
-func writeBigrams(b *strings.Builder, run []rune) {
-	if len(run) == 1 {
-		b.WriteRune(run[0])
-		return
-	}
-	for k := 0; k+1 < len(run); k++ {
-		if k > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(run[k])
-		b.WriteRune(run[k+1])
 	}
 }
 
@@ -135,6 +152,14 @@ func bigrams(run []rune) []string {
 	return out
 }
 
+// decodeRune is utf8.DecodeRuneInString(text[i:]), quicker for ASCII.
+func decodeRune(text string, i int) (rune, int) {
+	if c := text[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(text[i:])
+}
+
 // isCJK reports whether r is written without spaces between words: Han,
 // Hiragana, Katakana and Hangul.
 func isCJK(r rune) bool {
@@ -148,6 +173,9 @@ func isCJK(r rune) bool {
 // isWordRune is what the engines keep inside a word: letters, digits and
 // combining marks.
 func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sort"
 	"time"
 
@@ -39,7 +40,21 @@ func LoadFolder(dir, docsRoot, siteURL string) (*docs.Site, []Chunk, error) {
 		return nil, nil, &FolderError{Err: err}
 	}
 	defer func() { _ = co.Close() }()
-	site, err := docs.Load(co.FS())
+	return loadDocs(co.FS(), siteURL)
+}
+
+// LoadTree is LoadFolder for a repository's files read into memory (see
+// gitcli.TreeFS): the same docs root checks, then the same reading.
+func LoadTree(tree fs.FS, docsRoot, siteURL string) (*docs.Site, []Chunk, error) {
+	root, err := docs.OpenTree(tree, docsRoot)
+	if err != nil {
+		return nil, nil, &FolderError{Err: err}
+	}
+	return loadDocs(root, siteURL)
+}
+
+func loadDocs(root fs.FS, siteURL string) (*docs.Site, []Chunk, error) {
+	site, err := docs.Load(root)
 	if err != nil {
 		return nil, nil, err
 	}

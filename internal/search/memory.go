@@ -3,7 +3,9 @@ package search
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -18,9 +20,11 @@ type Source interface {
 	// IndexVersion returns the domain's index version, which changes with
 	// every ReplacePages of the domain (0 for a domain never indexed).
 	IndexVersion(ctx context.Context, domain string) (int64, error)
-	// DomainChunks returns every chunk of the domain with the index
-	// version they are at, read together.
-	DomainChunks(ctx context.Context, domain string) ([]Chunk, int64, error)
+	// DomainChunks calls each with every chunk of the domain, in page
+	// path then seq order, as it reads them, and returns the index version
+	// they are at, read together with them. An error from each stops the
+	// read and is returned.
+	DomainChunks(ctx context.Context, domain string, each func(Chunk) error) (int64, error)
 }
 
 // Defaults of a Memory.
@@ -37,7 +41,11 @@ const (
 type MemoryConfig struct {
 	MaxBytes   int64
 	CheckEvery time.Duration
-	Log        *slog.Logger
+	// SnapshotDir, if set, keeps a snapshot of each domain's index loaded
+	// from the store (see snapshot.go), from which a process starting
+	// again loads the domain while the store still holds the same pages.
+	SnapshotDir string
+	Log         *slog.Logger
 }
 
 // Memory is an Index that searches in memory: each domain's chunks are
@@ -55,6 +63,11 @@ type Memory struct {
 	domains map[string]*memEntry
 	lru     *list.List // of *memEntry, most recent first
 	used    int64
+
+	// analysis fingerprints this build's analysis, for snapshots; saving
+	// counts the snapshots being written.
+	analysis [32]byte
+	saving   sync.WaitGroup
 }
 
 type memEntry struct {
@@ -80,7 +93,17 @@ func NewMemory(src Source, cfg MemoryConfig) *Memory {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{src: src, cfg: cfg, domains: map[string]*memEntry{}, lru: list.New()}
+	m := &Memory{src: src, cfg: cfg, domains: map[string]*memEntry{}, lru: list.New()}
+	if cfg.SnapshotDir != "" {
+		m.analysis = analysisFingerprint()
+		sweepSnapshotTemps(cfg.SnapshotDir)
+	}
+	return m
+}
+
+// Close waits for the snapshots being written.
+func (m *Memory) Close() {
+	m.saving.Wait()
 }
 
 // ReplacePages writes to the store and drops the domain's index here; other
@@ -223,21 +246,92 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 		}
 	}
 	start := time.Now()
-	chunks, v, err := m.src.DomainChunks(ctx, domain)
-	if err != nil {
-		if held != nil {
-			m.cfg.Log.WarnContext(ctx, "search: reloading the index failed", "domain", domain, "err", err)
-			return held, nil
+	from := "store"
+	var di *domainIndex
+	if held == nil && m.cfg.SnapshotDir != "" {
+		// A first load: the snapshot, if the store holds its pages.
+		if di = m.fromSnapshot(ctx, domain); di != nil {
+			from = "snapshot"
 		}
-		return nil, err
 	}
-	di := buildDomainIndex(chunks, v)
+	if di == nil {
+		// The chunks are analysed as they arrive, while the rest are read.
+		b := newIndexBuilder()
+		v, err := m.src.DomainChunks(ctx, domain, b.add)
+		if err != nil {
+			b.abort()
+			if held != nil {
+				m.cfg.Log.WarnContext(ctx, "search: reloading the index failed", "domain", domain, "err", err)
+				return held, nil
+			}
+			return nil, err
+		}
+		di = b.finish(v)
+		if m.cfg.SnapshotDir != "" && snapshotable(di.chunks) {
+			m.save(domain, di)
+		}
+	}
 	e.idx.Store(di)
 	e.checked.Store(now)
 	m.account(e, di.bytes)
-	m.cfg.Log.DebugContext(ctx, "search index loaded", "domain", domain, "version", v, "chunks", len(chunks),
-		"bytes", di.bytes, "duration", time.Since(start))
+	m.cfg.Log.DebugContext(ctx, "search index loaded", "domain", domain, "from", from, "version", di.version,
+		"chunks", len(di.chunks), "bytes", di.bytes, "duration", time.Since(start))
 	return di, nil
+}
+
+// fromSnapshot returns the domain's index from its snapshot when the store
+// holds the pages it was built from, each with the same content hash, and
+// it was written by this analysis; nil otherwise. The index takes the
+// version the store had before its pages were read: a change in between
+// only makes the next check load the domain again.
+func (m *Memory) fromSnapshot(ctx context.Context, domain string) *domainIndex {
+	path := snapshotPath(m.cfg.SnapshotDir, domain)
+	h, err := readSnapshotHeader(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			m.cfg.Log.WarnContext(ctx, "search: the index snapshot cannot be read", "domain", domain, "err", err)
+		}
+		return nil
+	}
+	if h.analysis != m.analysis {
+		return nil
+	}
+	v, err := m.src.IndexVersion(ctx, domain)
+	if err != nil {
+		return nil
+	}
+	hashes, err := m.src.PageHashes(ctx, domain)
+	if err != nil || len(hashes) == 0 || pagesDigest(hashes) != h.pages {
+		return nil
+	}
+	_, di, err := readSnapshot(path)
+	if err != nil {
+		m.cfg.Log.WarnContext(ctx, "search: the index snapshot cannot be read", "domain", domain, "err", err)
+		return nil
+	}
+	di.version = v
+	return di
+}
+
+// snapshotable reports whether an index of chunks may be kept as a
+// snapshot: it has chunks, and every one has a PageHash, which the
+// snapshot is checked by.
+func snapshotable(chunks []Chunk) bool {
+	for i := range chunks {
+		if chunks[i].PageHash == "" {
+			return false
+		}
+	}
+	return len(chunks) > 0
+}
+
+// save writes the domain's snapshot in the background.
+func (m *Memory) save(domain string, di *domainIndex) {
+	m.saving.Go(func() {
+		if err := writeSnapshot(snapshotPath(m.cfg.SnapshotDir, domain), di, m.analysis); err != nil {
+			m.cfg.Log.Warn("search: writing the index snapshot failed", "domain", domain, "err", err)
+		}
+	})
 }
 
 // entry returns the domain's entry, created if needed, as the most recently

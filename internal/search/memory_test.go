@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -32,8 +34,13 @@ func (s *memSource) ReplacePages(_ context.Context, domain string, chunks []Chun
 	return nil
 }
 
-func (s *memSource) PageHashes(context.Context, string) (map[string]string, error) { return nil, nil }
-func (s *memSource) Search(context.Context, string, Query) ([]Hit, error)          { return nil, nil }
+func (s *memSource) PageHashes(_ context.Context, domain string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return chunkPages(s.domains[domain]), nil
+}
+
+func (s *memSource) Search(context.Context, string, Query) ([]Hit, error) { return nil, nil }
 func (s *memSource) Page(context.Context, string, string) (PageText, error) {
 	return PageText{}, ErrPageNotFound
 }
@@ -44,11 +51,16 @@ func (s *memSource) IndexVersion(_ context.Context, domain string) (int64, error
 	return s.versions[domain], nil
 }
 
-func (s *memSource) DomainChunks(_ context.Context, domain string) ([]Chunk, int64, error) {
+func (s *memSource) DomainChunks(_ context.Context, domain string, each func(Chunk) error) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loads[domain]++
-	return slices.Clone(s.domains[domain]), s.versions[domain], nil
+	for _, c := range s.domains[domain] {
+		if err := each(c); err != nil {
+			return 0, err
+		}
+	}
+	return s.versions[domain], nil
 }
 
 func (s *memSource) loaded(domain string) int {
@@ -228,10 +240,11 @@ func TestAnalyzedTokensAsAnalyze(t *testing.T) {
 	}
 }
 
-// failingSource fails its reads once told to.
+// failingSource fails its reads once told to: every read with fail, or
+// only the chunks' read, half-way, with failChunks.
 type failingSource struct {
 	*memSource
-	fail bool
+	fail, failChunks bool
 }
 
 func (f *failingSource) IndexVersion(ctx context.Context, domain string) (int64, error) {
@@ -241,11 +254,22 @@ func (f *failingSource) IndexVersion(ctx context.Context, domain string) (int64,
 	return f.memSource.IndexVersion(ctx, domain)
 }
 
-func (f *failingSource) DomainChunks(ctx context.Context, domain string) ([]Chunk, int64, error) {
-	if f.fail {
-		return nil, 0, errors.New("store away")
+// DomainChunks fails after the first chunk: a read cut off half-way.
+func (f *failingSource) DomainChunks(ctx context.Context, domain string, each func(Chunk) error) (int64, error) {
+	if !f.fail && !f.failChunks {
+		return f.memSource.DomainChunks(ctx, domain, each)
 	}
-	return f.memSource.DomainChunks(ctx, domain)
+	n := 0
+	_, err := f.memSource.DomainChunks(ctx, domain, func(c Chunk) error {
+		if n++; n > 1 {
+			return errors.New("store away")
+		}
+		return each(c)
+	})
+	if err == nil {
+		err = errors.New("store away")
+	}
+	return 0, err
 }
 
 // While the store does not answer, a domain held is still searched; one
@@ -269,6 +293,42 @@ func TestMemoryServesHeldIndexWhileStoreFails(t *testing.T) {
 	}
 	if _, err := m.Search(ctx, "other", q); err == nil {
 		t.Fatal("a domain never loaded searched without its store")
+	}
+}
+
+// A reload cut off half-way leaves the index held as it was, and the next
+// check loads the new version whole.
+func TestMemoryKeepsHeldIndexWhenReloadFails(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	src := &failingSource{memSource: newMemSource()}
+	if err := src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "samovar")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
+	search := func(word string) int {
+		t.Helper()
+		hits, err := m.Search(ctx, "d", Query{Terms: ParseQuery(word, "en"), Limit: 5})
+		if err != nil {
+			t.Fatalf("search %s: %v", word, err)
+		}
+		return len(hits)
+	}
+	if n := search("samovar"); n != 1 {
+		t.Fatalf("samovar: %d hits", n)
+	}
+	if err := src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "kettle"), textChunk("q", "kettle teapot")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	src.failChunks = true
+	m.Changed("d")
+	if n, k := search("samovar"), search("kettle"); n != 1 || k != 0 {
+		t.Fatalf("after a failed reload: samovar %d hits, kettle %d, want the old index", n, k)
+	}
+	src.failChunks = false
+	m.Changed("d")
+	if n, k := search("samovar"), search("kettle"); n != 0 || k != 2 {
+		t.Fatalf("after the reload: samovar %d hits, kettle %d, want the new index", n, k)
 	}
 }
 
@@ -349,5 +409,92 @@ func TestCountPagesAsSearchCounts(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMemorySnapshot: a Memory starting again loads a domain from the
+// snapshot an earlier one wrote while the store holds the same pages, with
+// the store's version and the same hits; a page changed meanwhile, a
+// damaged snapshot or another analysis sends it to the store.
+func TestMemorySnapshot(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	src := newMemSource()
+	chunks := snapshotChunks(3*buildBatch + 5)
+	if err := src.ReplacePages(ctx, "d", chunks, nil); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Terms: ParseQuery("kettle water timer", "en"), Limit: 8}
+	start := func() (*Memory, []Hit) {
+		t.Helper()
+		m := NewMemory(src, MemoryConfig{SnapshotDir: dir, CheckEvery: 1 << 62})
+		hits, err := m.Search(ctx, "d", q)
+		if err != nil || len(hits) == 0 {
+			t.Fatalf("search: %v, %v", hits, err)
+		}
+		m.Close()
+		return m, hits
+	}
+	_, want := start()
+	if src.loaded("d") != 1 {
+		t.Fatalf("loads = %d", src.loaded("d"))
+	}
+	m, got := start()
+	if src.loaded("d") != 1 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("start from the snapshot: loads %d, hits equal %v", src.loaded("d"), reflect.DeepEqual(got, want))
+	}
+	if di, _ := m.index(ctx, "d"); di.version != 1 {
+		t.Fatalf("version = %d, want the store's", di.version)
+	}
+
+	// The same pages written again: a new version, the same snapshot.
+	if err := src.ReplacePages(ctx, "d", chunks, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = start()
+	if di, _ := m.index(ctx, "d"); src.loaded("d") != 1 || di.version != 2 {
+		t.Fatalf("same pages at version 2: loads %d, version %d", src.loaded("d"), di.version)
+	}
+
+	// A page changed while no process ran: the store.
+	changed := slices.Clone(chunks)
+	changed[0].Text, changed[0].PageHash = "samovar", "changed"
+	if err := src.ReplacePages(ctx, "d", changed, nil); err != nil {
+		t.Fatal(err)
+	}
+	m = NewMemory(src, MemoryConfig{SnapshotDir: dir})
+	if hits, err := m.Search(ctx, "d", Query{Terms: ParseQuery("samovar", "en"), Limit: 3}); err != nil || len(hits) != 1 || src.loaded("d") != 2 {
+		t.Fatalf("after a change: %v, %v, loads %d", hits, err, src.loaded("d"))
+	}
+	m.Close()
+	// ...whose snapshot the next start uses.
+	start()
+	if src.loaded("d") != 2 {
+		t.Fatalf("loads = %d, want the new snapshot used", src.loaded("d"))
+	}
+
+	// A damaged snapshot, and one of another analysis: the store.
+	path := snapshotPath(dir, "d")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start()
+	if src.loaded("d") != 3 {
+		t.Fatalf("loads = %d, want the damaged snapshot passed over", src.loaded("d"))
+	}
+	other := NewMemory(src, MemoryConfig{SnapshotDir: dir})
+	other.analysis[0] ^= 1
+	if _, err := other.Search(ctx, "d", q); err != nil || src.loaded("d") != 4 {
+		t.Fatalf("another analysis: %v, loads %d", err, src.loaded("d"))
+	}
+	other.Close()
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("snapshot dir holds %d files, want the one snapshot", len(entries))
 	}
 }

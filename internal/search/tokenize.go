@@ -25,12 +25,51 @@ func tokens(text string, fn func(tok string)) {
 }
 
 // analyzedTokens calls fn with the tokens of Analyze(text) as written, in
-// order. Plain ASCII text, the usual case, is tokenized as it stands, each
-// camel-case word followed by its parts, without building the analyzed
-// string.
+// order, each a substring of text, without building the analyzed string.
+// Plain ASCII text, the usual case, is tokenized as it stands, each
+// camel-case word followed by its parts.
 func analyzedTokens(text string, fn func(raw string)) {
 	if !isPlainASCII(text) {
-		rawTokens(Analyze(text), fn)
+		// Analyze's pieces, tokenized as rawTokens would tokenize their
+		// concatenation: a token runs on across pieces only where they
+		// are next to each other in text (analyze puts a space wherever
+		// they are not), so it is text[start:end].
+		start, end := -1, -1
+		flush := func() {
+			if start >= 0 {
+				fn(text[start:end])
+				start = -1
+			}
+		}
+		analyze(text, func(from, to int, word bool) {
+			if from < 0 {
+				flush()
+				return
+			}
+			if from != end {
+				flush()
+			}
+			if word {
+				if start < 0 {
+					start = from
+				}
+				end = to
+				return
+			}
+			for i := from; i < to; {
+				r, size := decodeRune(text[:to], i)
+				if isTokenRune(r) {
+					if start < 0 {
+						start = i
+					}
+					end = i + size
+				} else {
+					flush()
+				}
+				i += size
+			}
+		})
+		flush()
 		return
 	}
 	camel := hasCamel(text)

@@ -169,9 +169,12 @@ type Server struct {
 	// (llm.Config.AnthropicBaseURL).
 	URL string
 
-	t     testing.TB
 	proto protocol
 	done  chan struct{}
+	// errorf reports the server's own failures (the test's Errorf);
+	// record keeps the requests for Requests.
+	errorf func(format string, args ...any)
+	record bool
 
 	mu       sync.Mutex
 	turns    []Turn
@@ -205,7 +208,7 @@ type plan struct {
 
 func newServer(t testing.TB, proto protocol, prefix string, turns []Turn) *Server {
 	t.Helper()
-	s := &Server{t: t, proto: proto, turns: turns, done: make(chan struct{})}
+	s := &Server{proto: proto, turns: turns, done: make(chan struct{}), errorf: t.Errorf, record: true}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = srv.URL + prefix
 	t.Cleanup(func() {
@@ -223,7 +226,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	s.requests = append(s.requests, rec)
+	if s.record {
+		s.requests = append(s.requests, rec)
+	}
 	n := len(s.requests)
 	routed := r.Method == http.MethodPost && r.URL.Path == s.proto.path()
 	var (
@@ -243,7 +248,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		s.t.Errorf("llmtest: %s server got request %d, but its script has only %d turns", s.proto.name(), n, len(s.turns))
+		s.errorf("llmtest: %s server got request %d, but its script has only %d turns", s.proto.name(), n, len(s.turns))
 		s.writeError(w, http.StatusInternalServerError, "llmtest: the script has no turn left")
 		return
 	}
@@ -348,7 +353,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, turn Turn, p pla
 	case turn.Cut:
 		conn, _, err := rc.Hijack()
 		if err != nil {
-			s.t.Errorf("llmtest: cannot cut the stream: %v", err)
+			s.errorf("llmtest: cannot cut the stream: %v", err)
 			return
 		}
 		_ = conn.Close()

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,5 +185,36 @@ func TestWrongPathKeepsTheScript(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 2 {
 		t.Errorf("recorded %d requests, want 2", n)
+	}
+}
+
+// TestOpenAIHandler: the handler a benchmark binary serves answers every
+// request with the same turn, framed as the golden transcript of the test
+// server.
+func TestOpenAIHandler(t *testing.T) {
+	t.Parallel()
+	turn := Turn{
+		Text:      []string{"Hi ", "there"},
+		ToolCalls: []ToolCall{{Name: "read_file", Arguments: `{"path":"a.mdx"}`, Chunks: 2}, {ID: "x", Name: "finish"}},
+		Usage:     Usage{InputTokens: 3, OutputTokens: 4},
+	}
+	h := OpenAIHandler(turn, t.Errorf)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	want, err := os.ReadFile(filepath.Join("testdata", "openai_text_tools.sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		res, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"gpt-test","stream":true,"stream_options":{"include_usage":true}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("stream = %s, %v, want %s", got, err, want)
+		}
 	}
 }

@@ -15,6 +15,16 @@ func NewOpenAIServer(t testing.TB, turns ...Turn) *Server {
 	return newServer(t, openaiProtocol{}, "/v1", turns)
 }
 
+// OpenAIHandler answers every POST /v1/chat/completions with turn, byte for
+// byte as NewOpenAIServer does, without a test around it: for a benchmark
+// binary that serves it on an address of its own. It keeps no record of
+// the requests, and reports a failure of its own (a Cut it cannot make) to
+// errorf.
+func OpenAIHandler(turn Turn, errorf func(format string, args ...any)) http.Handler {
+	s := &Server{proto: openaiProtocol{}, turns: []Turn{Forever(turn)}, done: make(chan struct{}), errorf: errorf}
+	return http.HandlerFunc(s.serve)
+}
+
 type openaiProtocol struct{}
 
 func (openaiProtocol) name() string { return "openai" }

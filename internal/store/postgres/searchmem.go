@@ -26,15 +26,12 @@ func (s *Store) IndexVersion(ctx context.Context, domain string) (int64, error) 
 	return v, nil
 }
 
-// DomainChunks returns every chunk of the domain and the index version they
-// are at, from one snapshot.
-func (s *Store) DomainChunks(ctx context.Context, domain string) ([]search.Chunk, int64, error) {
-	var (
-		chunks  []search.Chunk
-		version int64
-	)
+// DomainChunks calls each with every chunk of the domain, in page and seq
+// order, as it reads them, and returns the index version they are at, from
+// one snapshot.
+func (s *Store) DomainChunks(ctx context.Context, domain string, each func(search.Chunk) error) (int64, error) {
+	var version int64
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		chunks, version = nil, 0
 		err := tx.QueryRow(ctx, `SELECT version FROM search_versions WHERE domain = $1`, domain).Scan(&version)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
@@ -49,14 +46,16 @@ func (s *Store) DomainChunks(ctx context.Context, domain string) ([]search.Chunk
 			if err := scanChunk(rows, &c); err != nil {
 				return err
 			}
-			chunks = append(chunks, c)
+			if err := each(c); err != nil {
+				return err
+			}
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("read the chunks of %s: %w", domain, err)
+		return 0, fmt.Errorf("read the chunks of %s: %w", domain, err)
 	}
-	return chunks, version, nil
+	return version, nil
 }
 
 // searchChannel is the NOTIFY channel on which ReplacePages names the

@@ -25,38 +25,40 @@ func (s *Store) IndexVersion(ctx context.Context, domain string) (int64, error) 
 	return v, nil
 }
 
-// DomainChunks returns every chunk of the domain and the index version they
-// are at, read in one transaction.
-func (s *Store) DomainChunks(ctx context.Context, domain string) ([]search.Chunk, int64, error) {
-	chunks, version, err := s.domainChunks(ctx, domain)
+// DomainChunks calls each with every chunk of the domain, in page and seq
+// order, as it reads them, and returns the index version they are at, read
+// in one transaction.
+func (s *Store) DomainChunks(ctx context.Context, domain string, each func(search.Chunk) error) (int64, error) {
+	version, err := s.domainChunks(ctx, domain, each)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read the chunks of %s: %w", domain, err)
+		return 0, fmt.Errorf("read the chunks of %s: %w", domain, err)
 	}
-	return chunks, version, nil
+	return version, nil
 }
 
-func (s *Store) domainChunks(ctx context.Context, domain string) ([]search.Chunk, int64, error) {
+func (s *Store) domainChunks(ctx context.Context, domain string, each func(search.Chunk) error) (int64, error) {
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	defer func() { _ = tx.Rollback() }()
 	var version int64
 	if err := tx.QueryRowContext(ctx, `SELECT version FROM search_versions WHERE domain = ?`, domain).Scan(&version); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, err
+		return 0, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+searchChunkColumns+` FROM search_chunks c WHERE c.domain = ? ORDER BY c.page_path, c.seq`, domain)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	defer rows.Close()
-	var chunks []search.Chunk
 	for rows.Next() {
 		var c search.Chunk
 		if err := scanChunk(rows, &c); err != nil {
-			return nil, 0, err
+			return 0, err
 		}
-		chunks = append(chunks, c)
+		if err := each(c); err != nil {
+			return 0, err
+		}
 	}
-	return chunks, version, rows.Err()
+	return version, rows.Err()
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -42,19 +43,22 @@ func searchCases() []testCase {
 		{"Search/ChangeSeenByAnotherProcess", testSearchChangeSeenElsewhere},
 	}
 	for i, c := range cases {
-		cases[i].fn = func(t *testing.T, s Store) { c.fn(t, inMemory(s)) }
+		cases[i].fn = func(t *testing.T, s Store) { c.fn(t, inMemory(t, s)) }
 	}
 	return cases
 }
 
-// memoryStore is a store whose searches run in memory.
+// memoryStore is a store whose searches run in memory. Every search is also
+// run on the domain's index as a process starting again loads it, from the
+// snapshot another process wrote, and must give the same hits.
 type memoryStore struct {
 	Store
 	mem *search.Memory
+	t   *testing.T
 }
 
-func inMemory(s Store) Store {
-	return memoryStore{Store: s, mem: search.NewMemory(s, search.MemoryConfig{})}
+func inMemory(t *testing.T, s Store) Store {
+	return memoryStore{Store: s, mem: search.NewMemory(s, search.MemoryConfig{}), t: t}
 }
 
 func (m memoryStore) ReplacePages(ctx context.Context, domain string, chunks []search.Chunk, removed []string) error {
@@ -62,7 +66,56 @@ func (m memoryStore) ReplacePages(ctx context.Context, domain string, chunks []s
 }
 
 func (m memoryStore) Search(ctx context.Context, domain string, q search.Query) ([]search.Hit, error) {
-	return m.mem.Search(ctx, domain, q)
+	hits, err := m.mem.Search(ctx, domain, q)
+	if err == nil {
+		m.sameFromSnapshot(ctx, domain, q, hits)
+	}
+	return hits, err
+}
+
+// sameFromSnapshot runs q on the domain's index loaded from a snapshot: one
+// Memory loads the domain from the store and writes its snapshot, another
+// loads it from there, and its hits must be want.
+func (m memoryStore) sameFromSnapshot(ctx context.Context, domain string, q search.Query, want []search.Hit) {
+	t := m.t
+	t.Helper()
+	dir := t.TempDir()
+	w := search.NewMemory(m.Store, search.MemoryConfig{SnapshotDir: dir})
+	_, err := w.Search(ctx, domain, q)
+	w.Close()
+	if err != nil {
+		t.Errorf("search to write the snapshot: %v", err)
+		return
+	}
+	src := &countingSource{Source: m.Store}
+	r := search.NewMemory(src, search.MemoryConfig{SnapshotDir: dir})
+	got, err := r.Search(ctx, domain, q)
+	r.Close()
+	switch {
+	case err != nil:
+		t.Errorf("search from the snapshot: %v", err)
+	case len(want) > 0 && src.loads.Load() != 0:
+		t.Errorf("the index was loaded from the store, not from its snapshot")
+	case len(got) != len(want):
+		t.Errorf("from the snapshot: %d hits %q, want %d %q", len(got), hitIDs(got), len(want), hitIDs(want))
+	default:
+		for i := range want {
+			if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
+				t.Errorf("from the snapshot, hit %d is %s (%v), want %s (%v)", i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+			}
+		}
+	}
+}
+
+// countingSource counts the loads of whole domains from the store.
+type countingSource struct {
+	search.Source
+	loads atomic.Int64
+}
+
+func (c *countingSource) DomainChunks(ctx context.Context, domain string, each func(search.Chunk) error) (int64, error) {
+	c.loads.Add(1)
+	return c.Source.DomainChunks(ctx, domain, each)
 }
 
 // fixtureFS reads the search package's fixture site into a MapFS a test may

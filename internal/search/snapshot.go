@@ -1,0 +1,512 @@
+package search
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A snapshot is a domain's index in memory written to a file, so that a
+// process starting again loads it without reading and analysing every
+// chunk again. It is only ever a cache of what the store holds: a snapshot
+// is used only when the pages it was built from are the pages the store
+// has now, each with the same content hash (PageHash covers every field of
+// a page's chunks, and the chunker's version), and when it was written by
+// the same analysis (snapshotFormat, and the tokens of a probe text). Any
+// other file, a damaged one included, is ignored and the index is loaded
+// from the store.
+
+// snapshotFormat is the layout of a snapshot file and of the index it
+// holds; change it with either.
+const snapshotFormat = 1
+
+var snapshotMagic = [8]byte{'d', 's', 'm', 'i', 'd', 'x', '\n', 0}
+
+// snapshotStale is how old a temporary snapshot file must be before it is
+// taken for one a killed process left behind.
+const snapshotStale = 10 * time.Minute
+
+// snapshotHeader is what a snapshot says it holds, read before the rest.
+type snapshotHeader struct {
+	analysis [32]byte // analysisFingerprint
+	pages    [32]byte // pagesDigest of the pages it was built from
+	version  int64    // the index version it was built at
+}
+
+const snapshotHeaderSize = 8 + 4 + 32 + 32 + 8
+
+// analysisFingerprint is a digest of the tokens the analysis gives a probe
+// text (plain words and stems, camel case, accents, CJK, digits): a
+// snapshot written by another analysis holds other tokens.
+func analysisFingerprint() [32]byte {
+	const probe = "Configuring the randomUUID HTTPServer's libraries: naïve café crème, 侧边栏导航, カタカナ, 한국어, " +
+		"getID2 and JUnit in v1.2.3 — running, runs, ran; 0AAAa x² ½"
+	h := sha256.New()
+	_, _ = fmt.Fprintf(h, "%d\n", snapshotFormat)
+	analyzedTokens(probe, func(raw string) {
+		_, _ = io.WriteString(h, raw+"\x00"+stemToken(raw)+"\n")
+	})
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// pagesDigest digests the pages and their content hashes, as the store's
+// PageHashes gives them.
+func pagesDigest(hashes map[string]string) [32]byte {
+	paths := make([]string, 0, len(hashes))
+	for p := range hashes {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		_, _ = io.WriteString(h, p+"\x00"+hashes[p]+"\n")
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// chunkPages is PageHashes as the chunks of an index say it: each page's
+// least hash (the store's MIN).
+func chunkPages(chunks []Chunk) map[string]string {
+	out := map[string]string{}
+	for i := range chunks {
+		c := &chunks[i]
+		if h, ok := out[c.PagePath]; !ok || c.PageHash < h {
+			out[c.PagePath] = c.PageHash
+		}
+	}
+	return out
+}
+
+// snapshotPath is the domain's snapshot file in dir: named by a hash of
+// the domain, so that no domain ID becomes a path.
+func snapshotPath(dir, domain string) string {
+	sum := sha256.Sum256([]byte(domain))
+	return filepath.Join(dir, fmt.Sprintf("%x.idx", sum[:12]))
+}
+
+// writeSnapshot writes di to path, through a temporary file renamed into
+// place, so that a reader finds a whole snapshot or none.
+func writeSnapshot(path string, di *domainIndex, analysis [32]byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	w := &snapWriter{w: bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)}
+	w.header(snapshotHeader{analysis: analysis, pages: pagesDigest(chunkPages(di.chunks)), version: di.version})
+	w.index(di)
+	if w.err == nil {
+		w.err = w.w.Flush()
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := binary.Write(f, binary.LittleEndian, crc.Sum32()); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// sweepSnapshotTemps removes the temporary files of snapshots that a
+// process killed while writing left in dir.
+func sweepSnapshotTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.Contains(e.Name(), ".idx.tmp-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > snapshotStale {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// readSnapshotHeader reads what the snapshot at path says it holds.
+func readSnapshotHeader(path string) (snapshotHeader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return snapshotHeader{}, err
+	}
+	defer func() { _ = f.Close() }()
+	buf := make([]byte, snapshotHeaderSize)
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return snapshotHeader{}, fmt.Errorf("read the snapshot's header: %w", err)
+	}
+	r := &snapReader{b: buf}
+	return r.header(), r.err
+}
+
+// readSnapshot reads the whole snapshot at path, checks it and returns the
+// index it holds.
+func readSnapshot(path string) (snapshotHeader, *domainIndex, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return snapshotHeader{}, nil, err
+	}
+	if len(data) < snapshotHeaderSize+4 {
+		return snapshotHeader{}, nil, errSnapshotDamaged
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != sum {
+		return snapshotHeader{}, nil, errSnapshotDamaged
+	}
+	r := &snapReader{b: body}
+	h := r.header()
+	di := r.index(h.version)
+	if r.err == nil && r.at != len(r.b) {
+		r.err = errSnapshotDamaged
+	}
+	if r.err != nil {
+		return snapshotHeader{}, nil, r.err
+	}
+	return h, di, nil
+}
+
+var errSnapshotDamaged = errors.New("the index snapshot is damaged")
+
+// The layout, all little endian: the header (magic, format, analysis,
+// pages, version); the strings of the chunks and stems as one blob; the
+// chunks, each string as an offset and length into the blob; each chunk's
+// length; the stems in order, each with its counts; then every posting's
+// chunks, weighted frequencies, offsets and positions, stem after stem;
+// the index's size estimate; last, a CRC-32C of all that.
+
+type snapWriter struct {
+	w    *bufio.Writer
+	err  error
+	blob strings.Builder
+	// refs are the strings' offsets and lengths into blob, in order.
+	refs []uint32
+	buf  [8]byte
+}
+
+func (w *snapWriter) bytes(p []byte) {
+	if w.err == nil {
+		_, w.err = w.w.Write(p)
+	}
+}
+
+func (w *snapWriter) u32(v uint32) {
+	binary.LittleEndian.PutUint32(w.buf[:4], v)
+	w.bytes(w.buf[:4])
+}
+
+func (w *snapWriter) u64(v uint64) {
+	binary.LittleEndian.PutUint64(w.buf[:8], v)
+	w.bytes(w.buf[:8])
+}
+
+func (w *snapWriter) header(h snapshotHeader) {
+	w.bytes(snapshotMagic[:])
+	w.u32(snapshotFormat)
+	w.bytes(h.analysis[:])
+	w.bytes(h.pages[:])
+	w.u64(uint64(h.version))
+}
+
+// str adds s to the blob and returns its reference.
+func (w *snapWriter) str(s string) {
+	w.refs = append(w.refs, uint32(w.blob.Len()), uint32(len(s)))
+	w.blob.WriteString(s)
+}
+
+func (w *snapWriter) index(di *domainIndex) {
+	// The blob first: the chunks' strings, then the stems'.
+	for i := range di.chunks {
+		c := &di.chunks[i]
+		for _, s := range [...]string{c.ID, c.PagePath, c.Anchor, c.URL, c.PageTitle, c.Heading, c.Text, c.Version, c.Language, c.PageHash, c.Keywords} {
+			w.str(s)
+		}
+		for _, s := range c.Breadcrumb {
+			w.str(s)
+		}
+		for _, s := range c.Groups {
+			w.str(s)
+		}
+	}
+	for _, st := range di.sorted {
+		w.str(st)
+	}
+	w.u64(uint64(w.blob.Len()))
+	w.bytes([]byte(w.blob.String()))
+	refs := w.refs
+	ref := func() {
+		w.u32(refs[0])
+		w.u32(refs[1])
+		refs = refs[2:]
+	}
+	w.u32(uint32(len(di.chunks)))
+	for i := range di.chunks {
+		c := &di.chunks[i]
+		for range 11 {
+			ref()
+		}
+		w.u64(uint64(int64(c.Seq)))
+		w.u64(uint64(int64(c.Overlap)))
+		w.u64(math.Float64bits(c.Boost))
+		for _, list := range [...][]string{c.Breadcrumb, c.Groups} {
+			// A nil and an empty list differ to a reader (in JSON).
+			if list == nil {
+				w.u32(math.MaxUint32)
+			} else {
+				w.u32(uint32(len(list)))
+			}
+			for range list {
+				ref()
+			}
+		}
+		w.u32(math.Float32bits(di.length[i]))
+	}
+	w.u32(uint32(len(di.sorted)))
+	var docs, pos uint64
+	for _, st := range di.sorted {
+		pl := di.terms[st]
+		ref()
+		w.u32(uint32(len(pl.docs)))
+		w.u32(uint32(len(pl.pos)))
+		docs += uint64(len(pl.docs))
+		pos += uint64(len(pl.pos))
+	}
+	w.u64(docs)
+	w.u64(pos)
+	for _, st := range di.sorted {
+		pl := di.terms[st]
+		for _, d := range pl.docs {
+			w.u32(uint32(d))
+		}
+		for _, f := range pl.wtf {
+			w.u32(math.Float32bits(f))
+		}
+		for _, o := range pl.off {
+			w.u32(o)
+		}
+		for _, p := range pl.pos {
+			w.u32(p)
+		}
+	}
+	w.u64(uint64(di.bytes))
+}
+
+// snapReader decodes a snapshot, every count and offset checked against
+// what is there: a damaged file is an error, never a panic or a huge
+// allocation.
+type snapReader struct {
+	b   []byte
+	at  int
+	err error
+}
+
+func (r *snapReader) take(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b)-r.at {
+		r.err = errSnapshotDamaged
+		return nil
+	}
+	p := r.b[r.at : r.at+n]
+	r.at += n
+	return p
+}
+
+func (r *snapReader) u32() uint32 {
+	if p := r.take(4); p != nil {
+		return binary.LittleEndian.Uint32(p)
+	}
+	return 0
+}
+
+func (r *snapReader) u64() uint64 {
+	if p := r.take(8); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
+}
+
+// count reads a count of items of size bytes each that must fit in what is
+// left.
+func (r *snapReader) count(size int) int {
+	n := int(r.u32())
+	if r.err == nil && n > (len(r.b)-r.at)/size {
+		r.err = errSnapshotDamaged
+		return 0
+	}
+	return n
+}
+
+func (r *snapReader) header() snapshotHeader {
+	var h snapshotHeader
+	if m := r.take(8); m == nil || [8]byte(m) != snapshotMagic {
+		r.err = errSnapshotDamaged
+		return h
+	}
+	if r.u32() != snapshotFormat {
+		r.err = errors.New("the index snapshot has another format")
+		return h
+	}
+	if p := r.take(32); p != nil {
+		h.analysis = [32]byte(p)
+	}
+	if p := r.take(32); p != nil {
+		h.pages = [32]byte(p)
+	}
+	h.version = int64(r.u64())
+	return h
+}
+
+func (r *snapReader) index(version int64) *domainIndex {
+	n := r.u64()
+	if r.err != nil || n > uint64(len(r.b)-r.at) {
+		r.err = errSnapshotDamaged
+		return nil
+	}
+	blob := string(r.take(int(n)))
+	str := func() string {
+		off, l := r.u32(), r.u32()
+		if r.err != nil || uint64(off)+uint64(l) > uint64(len(blob)) {
+			r.err = errSnapshotDamaged
+			return ""
+		}
+		return blob[off : off+l]
+	}
+	// A chunk takes at least 11 references, three numbers, two counts and
+	// its length.
+	nChunks := r.count(11*8 + 3*8 + 3*4)
+	di := &domainIndex{version: version, chunks: make([]Chunk, nChunks), length: make([]float32, nChunks),
+		boost: make([]float32, nChunks), page: make([]int32, nChunks), pages: map[string]int32{}, maxBoost: 1}
+	var total float64
+	for i := range nChunks {
+		c := &di.chunks[i]
+		for _, s := range [...]*string{&c.ID, &c.PagePath, &c.Anchor, &c.URL, &c.PageTitle, &c.Heading, &c.Text, &c.Version, &c.Language, &c.PageHash, &c.Keywords} {
+			*s = str()
+		}
+		c.Seq = int(int64(r.u64()))
+		c.Overlap = int(int64(r.u64()))
+		c.Boost = math.Float64frombits(r.u64())
+		for _, list := range [...]*[]string{&c.Breadcrumb, &c.Groups} {
+			n := r.u32()
+			if n == math.MaxUint32 {
+				continue
+			}
+			if r.err == nil && int(n) > (len(r.b)-r.at)/8 {
+				r.err = errSnapshotDamaged
+			}
+			if r.err != nil {
+				return nil
+			}
+			*list = make([]string, n)
+			for k := range *list {
+				(*list)[k] = str()
+			}
+		}
+		di.length[i] = math.Float32frombits(r.u32())
+		if r.err != nil {
+			return nil
+		}
+		total += float64(di.length[i])
+		pg, ok := di.pages[c.PagePath]
+		if !ok {
+			pg = int32(len(di.pages))
+			di.pages[c.PagePath] = pg
+		}
+		di.page[i] = pg
+		b := RankBoost(c.Boost)
+		di.boost[i] = float32(b)
+		di.maxBoost = max(di.maxBoost, b)
+	}
+	if nChunks > 0 {
+		di.avgLen = total / float64(nChunks)
+	}
+	nTerms := r.count(8 + 8)
+	if nTerms > 0 {
+		di.sorted = make([]string, nTerms)
+	}
+	nDocs, nPos := make([]uint32, nTerms), make([]uint32, nTerms)
+	var sumDocs, sumPos uint64
+	for t := range nTerms {
+		di.sorted[t] = str()
+		nDocs[t], nPos[t] = r.u32(), r.u32()
+		sumDocs += uint64(nDocs[t])
+		sumPos += uint64(nPos[t])
+	}
+	if r.u64() != sumDocs || r.u64() != sumPos || r.err != nil ||
+		(3*sumDocs+uint64(nTerms)+sumPos)*4 > uint64(len(r.b)-r.at) {
+		r.err = errSnapshotDamaged
+		return nil
+	}
+	for t := 1; t < nTerms; t++ {
+		if di.sorted[t-1] >= di.sorted[t] {
+			r.err = errSnapshotDamaged
+			return nil
+		}
+	}
+	allDocs := make([]int32, sumDocs)
+	allWTF := make([]float32, sumDocs)
+	allOff := make([]uint32, sumDocs+uint64(nTerms))
+	allPos := make([]uint32, sumPos)
+	lists := make([]postings, nTerms)
+	di.terms = make(map[string]*postings, nTerms)
+	var docAt, posAt, offAt uint64
+	for t := range nTerms {
+		nd, np := uint64(nDocs[t]), uint64(nPos[t])
+		pl := &lists[t]
+		pl.docs = allDocs[docAt : docAt+nd : docAt+nd]
+		pl.wtf = allWTF[docAt : docAt+nd : docAt+nd]
+		pl.off = allOff[offAt : offAt+nd+1 : offAt+nd+1]
+		pl.pos = allPos[posAt : posAt+np : posAt+np]
+		for k := range pl.docs {
+			d := r.u32()
+			if d >= uint32(nChunks) || k > 0 && int32(d) <= pl.docs[k-1] {
+				r.err = errSnapshotDamaged
+			}
+			pl.docs[k] = int32(d)
+		}
+		for k := range pl.wtf {
+			pl.wtf[k] = math.Float32frombits(r.u32())
+		}
+		for k := range pl.off {
+			o := r.u32()
+			if uint64(o) > np || k > 0 && o < pl.off[k-1] {
+				r.err = errSnapshotDamaged
+			}
+			pl.off[k] = o
+		}
+		for k := range pl.pos {
+			pl.pos[k] = r.u32()
+		}
+		if r.err != nil {
+			return nil
+		}
+		di.terms[di.sorted[t]] = pl
+		docAt, offAt, posAt = docAt+nd, offAt+nd+1, posAt+np
+	}
+	di.bytes = int64(r.u64())
+	return di
+}

@@ -1,0 +1,134 @@
+package search
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// snapshotChunks are chunks with every field set some of the time: nil and
+// empty lists, groups, boosts, several chunks a page, mixed scripts.
+func snapshotChunks(n int) []Chunk {
+	rng := rand.New(rand.NewPCG(11, 12))
+	vocab := []string{"kettle", "Kettles", "water", "randomUUID", "café", "侧边栏", "x²", "getID2", "timer"}
+	var chunks []Chunk
+	for i := range n {
+		var words []string
+		for range 1 + rng.IntN(30) {
+			words = append(words, vocab[rng.IntN(len(vocab))])
+		}
+		page := fmt.Sprintf("p%03d", i/3)
+		c := Chunk{
+			ID: fmt.Sprintf("%s#%d", page, i), PagePath: page, Seq: i % 3, Anchor: fmt.Sprint("a", i%3),
+			URL: "https://docs.example/" + page, PageTitle: "Title " + page, Heading: vocab[i%len(vocab)],
+			Text: strings.Join(words, " "), Keywords: vocab[(i/3)%len(vocab)], PageHash: fmt.Sprintf("h%03d", i/3),
+			Overlap: i % 7, Boost: float64(i % 4),
+		}
+		switch i % 5 {
+		case 0:
+			c.Breadcrumb = []string{"Guides", c.PageTitle, c.Heading}
+		case 1:
+			c.Breadcrumb = []string{}
+			c.Groups = []string{}
+		case 2:
+			c.Groups = []string{"staff", "beta"}
+			c.Version, c.Language = "v2", "en"
+		}
+		chunks = append(chunks, c)
+	}
+	return chunks
+}
+
+// TestSnapshotRoundTrip: an index read back from its snapshot is the index
+// written, field for field, and says what it was built from.
+func TestSnapshotRoundTrip(t *testing.T) {
+	t.Parallel()
+	analysis := analysisFingerprint()
+	for _, n := range []int{0, 1, 3*buildBatch + 5} {
+		chunks := snapshotChunks(n)
+		di := buildDomainIndex(chunks, 42)
+		path := filepath.Join(t.TempDir(), "d.idx")
+		if err := writeSnapshot(path, di, analysis); err != nil {
+			t.Fatal(err)
+		}
+		h, got, err := readSnapshot(path)
+		if err != nil {
+			t.Fatalf("%d chunks: %v", n, err)
+		}
+		if !reflect.DeepEqual(got, di) {
+			t.Fatalf("%d chunks: the index read back differs from the one written", n)
+		}
+		hh, err := readSnapshotHeader(path)
+		if err != nil || hh != h || h.version != 42 || h.analysis != analysis || h.pages != pagesDigest(chunkPages(chunks)) {
+			t.Fatalf("%d chunks: header = %+v, %v", n, hh, err)
+		}
+	}
+}
+
+// TestSnapshotDamaged: a snapshot cut short or with a byte changed anywhere
+// is refused, never read.
+func TestSnapshotDamaged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.idx")
+	if err := writeSnapshot(path, buildDomainIndex(snapshotChunks(40), 1), analysisFingerprint()); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	bad := filepath.Join(dir, "bad.idx")
+	for i := range 200 {
+		data := append([]byte(nil), good...)
+		if i%2 == 0 {
+			data = data[:rng.IntN(len(data))]
+		} else {
+			data[rng.IntN(len(data))] ^= byte(1 + rng.IntN(255))
+		}
+		if err := os.WriteFile(bad, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := readSnapshot(bad); err == nil {
+			t.Fatalf("damage %d was read as a snapshot", i)
+		}
+	}
+}
+
+// FuzzReadSnapshot: whatever a file holds, with a checksum that matches,
+// reading it never panics and gives an index or an error.
+func FuzzReadSnapshot(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "seed.idx")
+	if err := writeSnapshot(path, buildDomainIndex(snapshotChunks(7), 1), analysisFingerprint()); err != nil {
+		f.Fatal(err)
+	}
+	seed, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed[:len(seed)-4])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		data := binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+		p := filepath.Join(t.TempDir(), "f.idx")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, di, err := readSnapshot(p)
+		if err == nil && di == nil {
+			t.Fatal("no index and no error")
+		}
+		if err == nil {
+			// What was read can be searched.
+			di.hits(Query{Terms: ParseQuery("kettle water", "en"), Limit: 5})
+		}
+	})
+}

@@ -1,0 +1,117 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// analyzeReference is Analyze as first written, building the analyzed
+// string rune by rune: analyzedTokens must give the tokens of its result.
+func analyzeReference(text string) string {
+	if isPlainASCII(text) && !hasCamel(text) {
+		return text
+	}
+	var b strings.Builder
+	i := 0
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case isCJK(r):
+			j := i
+			var run []rune
+			for j < len(text) {
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				if !isCJK(r2) {
+					break
+				}
+				run = append(run, r2)
+				j += s2
+			}
+			b.WriteByte(' ')
+			if len(run) == 1 {
+				b.WriteRune(run[0])
+			}
+			for k := 0; k+1 < len(run); k++ {
+				if k > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteRune(run[k])
+				b.WriteRune(run[k+1])
+			}
+			b.WriteByte(' ')
+			i = j
+		case isWordRune(r):
+			j := i
+			for j < len(text) {
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				if !isWordRune(r2) || isCJK(r2) {
+					break
+				}
+				j += s2
+			}
+			word := text[i:j]
+			b.WriteString(word)
+			if parts := camelParts(word); len(parts) > 1 {
+				for _, p := range parts {
+					b.WriteByte(' ')
+					b.WriteString(p)
+				}
+			}
+			i = j
+		default:
+			b.WriteString(text[i : i+size])
+			i += size
+		}
+	}
+	return b.String()
+}
+
+var tokenizeSeeds = []string{
+	"plain text stays", "use $randomUUID here", "HTTPServer and getID2", "JUnit and iPhone",
+	"侧边栏导航", "页", "hidden: true 在侧边栏", "Café crème", "fooBar²baz", "²fooBar",
+	"⺀⺁侧x", "ÉlanVital naïveCafé", "x\xc3(y", "\xe4\xbd侧边", "한국어 텍스트", "カタカナとひらがな",
+	"〇〇七 and 々", "0AAAa", "0AAAa é", "getHTTPResponse—“quoted”", "a\u0301bC", "\ue000privateUse", "½ ⅓ x²",
+}
+
+// TestAnalyzeUnchanged: Analyze writes what it always wrote.
+func TestAnalyzeUnchanged(t *testing.T) {
+	t.Parallel()
+	for _, s := range tokenizeSeeds {
+		if got, want := Analyze(s), analyzeReference(s); got != want {
+			t.Errorf("Analyze(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestAnalyzedTokens: the tokens the in-memory index takes from a text are
+// those of its analyzed form, for plain and mixed text alike.
+func TestAnalyzedTokens(t *testing.T) {
+	t.Parallel()
+	for _, s := range tokenizeSeeds {
+		checkAnalyzedTokens(t, s)
+	}
+}
+
+func FuzzAnalyzedTokens(f *testing.F) {
+	for _, s := range tokenizeSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Analyze(s), analyzeReference(s); got != want {
+			t.Fatalf("Analyze(%q) = %q, want %q", s, got, want)
+		}
+		checkAnalyzedTokens(t, s)
+	})
+}
+
+func checkAnalyzedTokens(t *testing.T, s string) {
+	t.Helper()
+	var got, want []string
+	analyzedTokens(s, func(raw string) { got = append(got, raw) })
+	rawTokens(analyzeReference(s), func(raw string) { want = append(want, raw) })
+	if !slices.Equal(got, want) {
+		t.Fatalf("analyzedTokens(%q) = %q, want %q", s, got, want)
+	}
+}
