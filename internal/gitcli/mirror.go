@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/docsmith/docsmith/internal/workspace"
 )
 
 // A Mirror keeps a remote's branches in a bare repository between reads, so
@@ -95,8 +97,13 @@ func (g *Git) lockMirror(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := tryLockFile(f); err != nil {
+	// Without flock, a mirror is locked within this process only;
+	// processes sharing a data directory are not kept apart.
+	if err := workspace.TryLock(f); err != nil && !errors.Is(err, workspace.ErrNoLocks) {
 		_ = f.Close()
+		if errors.Is(err, workspace.ErrLocked) {
+			return nil, errMirrorLocked
+		}
 		return nil, err
 	}
 	if g.mirrorsHeld == nil {

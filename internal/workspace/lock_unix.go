@@ -8,7 +8,9 @@ import (
 	"syscall"
 )
 
-func tryLock(f *os.File) error {
+// TryLock takes an exclusive flock on f without waiting. Another open file
+// holding it, in this process or another, gives ErrLocked.
+func TryLock(f *os.File) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		switch {
@@ -17,10 +19,8 @@ func tryLock(f *os.File) error {
 		case errors.Is(err, syscall.EINTR):
 			continue
 		case errors.Is(err, syscall.EWOULDBLOCK):
-			return errLocked
+			return ErrLocked
 		}
 		return err
 	}
 }
-
-func lockOwn(f *os.File) error { return tryLock(f) }

@@ -50,7 +50,9 @@ func Create(parent, prefix string) (*Dir, error) {
 	}
 	lock, err := os.Open(tmp)
 	if err == nil {
-		err = lockOwn(lock)
+		if err = TryLock(lock); errors.Is(err, ErrNoLocks) {
+			err = nil // without flock, Sweep counts every workspace live
+		}
 		if err != nil {
 			_ = lock.Close()
 		}
@@ -123,8 +125,10 @@ func removeIfStale(dir string) (bool, error) {
 		return false, fmt.Errorf("workspace: open %s: %w", dir, err)
 	}
 	defer func() { _ = f.Close() }()
-	if err := tryLock(f); err != nil {
-		if errors.Is(err, errLocked) {
+	if err := TryLock(f); err != nil {
+		// Without flock a workspace cannot be told live from stale, so
+		// every one counts as live.
+		if errors.Is(err, ErrLocked) || errors.Is(err, ErrNoLocks) {
 			return false, nil
 		}
 		return false, fmt.Errorf("workspace: lock %s: %w", dir, err)
@@ -135,4 +139,9 @@ func removeIfStale(dir string) (bool, error) {
 	return true, nil
 }
 
-var errLocked = errors.New("held by a live process")
+// TryLock's errors: the lock is held by another open file (in this
+// process or another), or this system has no flock.
+var (
+	ErrLocked  = errors.New("held by a live process")
+	ErrNoLocks = errors.New("this system has no file locks")
+)
