@@ -46,9 +46,9 @@ const (
 	RunReplayed RunStart = "replayed" // the key was used before; nothing new
 )
 
-// StartRun starts a workflow run for project. The caller decides whether
-// the run may start (its daily cap, automerge permission); StartRun only
-// makes the job, once per key.
+// StartRun starts a workflow run for project, once per key, within the
+// request's daily cap. The caller decides whether the workflow may run at
+// all (the automerge permission).
 func (s *Service) StartRun(ctx context.Context, p tenant.Project, req RunRequest) (Job, RunStart, error) {
 	if err := ValidatePrompt(req.Prompt); err != nil {
 		return Job{}, "", err
@@ -69,17 +69,18 @@ func (s *Service) StartRun(ctx context.Context, p tenant.Project, req RunRequest
 		}
 		return Job{}, "", err
 	}
-	if req.DailyCap > 0 {
-		stats, err := s.store.WorkflowRuns(ctx, p.ID, req.Workflow, now.Add(-DailyWindow))
-		if err != nil {
+	var stats RunStats
+	if req.DailyCap > 0 || req.FollowUp {
+		var err error
+		if stats, err = s.store.WorkflowRuns(ctx, p.ID, req.Workflow, now.Add(-DailyWindow)); err != nil {
 			return Job{}, "", err
 		}
-		if stats.NotFailed >= req.DailyCap {
-			return Job{}, "", apperr.New(apperr.RateLimited, "workflow %s has started %d runs in the last 24 hours, its daily cap (runs that failed do not count); it runs again once the oldest of them is a day old", req.Workflow, stats.NotFailed)
-		}
 	}
-	if req.FollowUp {
-		job, queued, err := s.followUpRun(ctx, p.ID, req, idem)
+	if req.DailyCap > 0 && stats.NotFailed >= req.DailyCap {
+		return Job{}, "", apperr.New(apperr.RateLimited, "workflow %s has started %d runs in the last 24 hours, its daily cap (runs that failed do not count); it runs again once the oldest of them is a day old", req.Workflow, stats.NotFailed)
+	}
+	if req.FollowUp && stats.ActiveJobID != "" {
+		job, queued, err := s.followUpRun(ctx, p.ID, stats.ActiveJobID, req, idem)
 		if err != nil || queued != "" {
 			return job, queued, err
 		}
@@ -111,16 +112,12 @@ func (s *Service) StartRun(ctx context.Context, p tenant.Project, req RunRequest
 	return job, RunCreated, nil
 }
 
-// followUpRun queues req on the workflow's active run. It returns "" (and
-// no error) when the workflow has no active run, or the run settled before
-// the follow-up could be queued.
-func (s *Service) followUpRun(ctx context.Context, projectID string, req RunRequest, idem *Idempotency) (Job, RunStart, error) {
+// followUpRun queues req on the workflow's active run, jobID. It returns
+// "" (and no error) when the run settled before the follow-up could be
+// queued.
+func (s *Service) followUpRun(ctx context.Context, projectID, jobID string, req RunRequest, idem *Idempotency) (Job, RunStart, error) {
 	for attempt := 0; ; attempt++ {
-		stats, err := s.store.WorkflowRuns(ctx, projectID, req.Workflow, s.now())
-		if err != nil || stats.ActiveJobID == "" {
-			return Job{}, "", err
-		}
-		job, err := s.store.GetJob(ctx, projectID, stats.ActiveJobID)
+		job, err := s.store.GetJob(ctx, projectID, jobID)
 		if err != nil {
 			return Job{}, "", err
 		}
