@@ -473,3 +473,26 @@ func TestOnlyProjectsUsingWorkflowsArePolled(t *testing.T) {
 		t.Fatalf("%d base refs polled in all, want 3 (both projects the second time)", n)
 	}
 }
+
+// forgetfulSlots is a store whose slot records never land, as when a
+// process dies between starting a slot's run and recording the slot.
+type forgetfulSlots struct{ store }
+
+func (forgetfulSlots) AdvanceSlot(context.Context, string, string, time.Time) error { return nil }
+
+// A slot whose record was lost is due again, and its key keeps it from
+// starting a second run.
+func TestSlotStartedButNotRecordedRunsOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t, sqliteStore(t))
+	e.store = forgetfulSlots{e.store}
+	s := e.service(workflowrun.Config{NewRunWhileActive: true})
+	e.tick(s)
+	e.clock.Set(time.Date(2026, 3, 2, 9, 0, 5, 0, time.UTC))
+	e.tick(s)
+	e.clock.Set(time.Date(2026, 3, 2, 9, 5, 0, 0, time.UTC))
+	e.tick(e.service(workflowrun.Config{NewRunWhileActive: true}))
+	if n := len(e.jobs()); n != 1 {
+		t.Fatalf("a slot ticked again after its record was lost started %d runs, want 1", n)
+	}
+}
