@@ -496,3 +496,38 @@ func TestSlotStartedButNotRecordedRunsOnce(t *testing.T) {
 		t.Fatalf("a slot ticked again after its record was lost started %d runs, want 1", n)
 	}
 }
+
+// forgetfulDeliveries is a store whose delivery records never land, as
+// when a process dies between starting a delivery's runs and recording it.
+type forgetfulDeliveries struct{ store }
+
+func (forgetfulDeliveries) RecordDelivery(context.Context, string, string, string, time.Time) error {
+	return nil
+}
+
+// A redelivery whose first handling was never recorded finds its runs by
+// their keys and starts none again.
+func TestDeliveryNotRecordedStartsNothingTwice(t *testing.T) {
+	t.Parallel()
+	e := setup(t, sqliteStore(t))
+	e.store = forgetfulDeliveries{e.store}
+	ctx := context.Background()
+	s := e.service(workflowrun.Config{NewRunWhileActive: true})
+	if _, err := s.Sync(ctx, e.project); err != nil {
+		t.Fatal(err)
+	}
+	h, body := giteaPush(t, e.secret, "d-7", "acme/api", "main")
+	for i := range 2 {
+		res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body))
+		want := agentjob.RunCreated
+		if i == 1 {
+			want = agentjob.RunReplayed
+		}
+		if err != nil || res.Replayed || len(res.Runs) != 1 || res.Runs[0].Start != want {
+			t.Fatalf("delivery %d: %+v %v, want a run %s", i+1, res, err, want)
+		}
+	}
+	if n := len(e.jobs()); n != 1 {
+		t.Fatalf("%d jobs after the same delivery twice, want 1", n)
+	}
+}
