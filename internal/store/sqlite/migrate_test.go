@@ -22,33 +22,7 @@ func TestMigrateWorkflowsKeepsRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sql.Open("sqlite", "file:"+uriPath(filepath.Join(dir, FileName)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`)
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if filepath.Base(name) >= "0011" {
-			break
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, strings.SplitN(filepath.Base(name), "_", 2)[0])
-	}
+	db, exec := databaseBefore(t, dir, "0011")
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 	exec(`INSERT INTO orgs (id, created_at) VALUES ('acme', ?)`, toMicros(at))
 	exec(`INSERT INTO projects (id, org_id, repo_url, base_ref, forge_kind, docs_root, model, created_at) VALUES ('docs', 'acme', '/srv/docs', 'main', 'local', '.', 'builtin', ?)`, toMicros(at))
@@ -78,4 +52,40 @@ func TestMigrateWorkflowsKeepsRows(t *testing.T) {
 	if j.Trigger != agentjob.TriggerAPI || j.Workflow != "" || j.Run != nil || len(j.Messages) != 1 || j.Messages[0].Push != nil {
 		t.Errorf("migrated job: trigger %q, workflow %q, run %+v, messages %+v", j.Trigger, j.Workflow, j.Run, j.Messages)
 	}
+}
+
+// databaseBefore makes in dir the database an older docsmith left: every
+// migration before version applied, none after. exec runs a statement on
+// it; the caller closes db before opening the store.
+func databaseBefore(t *testing.T, dir, version string) (db *sql.DB, exec func(q string, args ...any)) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", "file:"+uriPath(filepath.Join(dir, FileName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec = func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`)
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if filepath.Base(name) >= version {
+			break
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, strings.SplitN(filepath.Base(name), "_", 2)[0])
+	}
+	return db, exec
 }

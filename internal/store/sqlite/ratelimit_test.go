@@ -2,12 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -93,33 +88,7 @@ func TestMigrateRateCounts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sql.Open("sqlite", "file:"+uriPath(filepath.Join(dir, FileName)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`)
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if filepath.Base(name) >= "0012" {
-			break
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, strings.SplitN(filepath.Base(name), "_", 2)[0])
-	}
+	db, exec := databaseBefore(t, dir, "0012")
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for i := range 3 {
 		at := now.Add(-time.Duration(i+1) * time.Minute)
