@@ -119,6 +119,10 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		Model:     a.domain.Model,
 		CreatedAt: s.now(),
 	}
+	if !a.Continued {
+		th := a.Thread
+		t.NewThread = &th
+	}
 	recorded := false
 	defer func() {
 		if !recorded {

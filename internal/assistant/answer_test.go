@@ -283,6 +283,34 @@ func TestThreads(t *testing.T) {
 	}
 }
 
+// TestNewThreadIsStoredWithItsFirstTurn: nothing is written before an
+// answer's first byte; its thread is stored with its first turn, in one
+// write.
+func TestNewThreadIsStoredWithItsFirstTurn(t *testing.T) {
+	t.Parallel()
+	e := setup(t, nil)
+	ctx := t.Context()
+	req := ask("How do I install Tern?")
+	must(t, req.Validate())
+	a, err := e.svc.Begin(ctx, e.domain, req)
+	must(t, err)
+	if a.Continued {
+		t.Fatal("a first question continued a thread")
+	}
+	if _, err := e.store.GetThread(ctx, a.Thread.ID); !apperr.Is(err, apperr.NotFound) {
+		t.Fatalf("thread stored before the answer was streamed: %v", err)
+	}
+	must(t, a.Stream(ctx, aisdk.NewUIMessageStream(httptest.NewRecorder())))
+	th, err := e.store.GetThread(ctx, a.Thread.ID)
+	must(t, err)
+	if th.Domain != e.domain.ID || th.OrgID != e.domain.OrgID || th.FP != "anonymous" {
+		t.Errorf("stored thread = %+v", th)
+	}
+	if turns := e.turns(a.Thread.ID); len(turns) != 1 || turns[0].Question != "How do I install Tern?" {
+		t.Errorf("turns of the new thread = %+v", turns)
+	}
+}
+
 func TestFilterAndCurrentPath(t *testing.T) {
 	t.Parallel()
 	e := setup(t, nil)

@@ -68,6 +68,11 @@ type Turn struct {
 	Rating  string
 	Comment string
 	RatedAt time.Time
+	// NewThread is the thread this turn starts when that thread is not
+	// stored yet: the store creates it in the turn's transaction, so that an
+	// answer writes once, after its last byte, and nothing before its first.
+	// It is nil for a turn of a stored thread.
+	NewThread *Thread
 }
 
 // TurnSource is a citation as it was sent.
@@ -82,10 +87,12 @@ type TurnSource struct {
 // ThreadStore keeps threads and their turns. GetThread returns an apperr
 // NotFound error for an unknown id.
 type ThreadStore interface {
-	CreateThread(ctx context.Context, t Thread) error
 	GetThread(ctx context.Context, id string) (Thread, error)
 	// AddTurn appends a turn to its thread, assigning Seq, and touches the
-	// thread's UpdatedAt. It returns the Seq assigned.
+	// thread's UpdatedAt. It returns the Seq assigned. A turn with a
+	// NewThread creates that thread first, unless it is already stored (a
+	// write retried after a lost commit); its id must be the turn's
+	// ThreadID.
 	AddTurn(ctx context.Context, t Turn) (int, error)
 	// AddTurns adds several turns in one transaction, in order, as AddTurn
 	// would one by one: all of them or, with an error, none. It returns the
@@ -99,6 +106,15 @@ type ThreadStore interface {
 	RateTurn(ctx context.Context, f Feedback) error
 }
 
+// CheckNewThread refuses a turn whose NewThread is not its own thread, as
+// stores do before they write it.
+func CheckNewThread(t Turn) error {
+	if t.NewThread != nil && t.NewThread.ID != t.ThreadID {
+		return apperr.New(apperr.Invalid, "turn %s of thread %s starts another thread, %s", t.MessageID, t.ThreadID, t.NewThread.ID)
+	}
+	return nil
+}
+
 // maxThreadIDLen bounds what is looked up: a longer id is not one of ours.
 const maxThreadIDLen = 64
 
@@ -110,9 +126,9 @@ func newID(prefix string) string {
 }
 
 // resolveThread continues the thread id names when it belongs to the
-// domain, and otherwise starts a new one. A missing, unknown or foreign id
-// all look the same to the caller: a new thread, never a hint that the id
-// exists elsewhere.
+// domain, and otherwise starts a new one, which is stored with its first
+// turn (Turn.NewThread). A missing, unknown or foreign id all look the same
+// to the caller: a new thread, never a hint that the id exists elsewhere.
 func (s *Service) resolveThread(ctx context.Context, d tenant.Domain, id, fp string) (Thread, bool, error) {
 	if id != "" && len(id) <= maxThreadIDLen {
 		t, err := s.threads.GetThread(ctx, id)
@@ -124,9 +140,5 @@ func (s *Service) resolveThread(ctx context.Context, d tenant.Domain, id, fp str
 		}
 	}
 	now := s.now()
-	t := Thread{ID: newID("thr_"), Domain: d.ID, OrgID: d.OrgID, FP: fp, CreatedAt: now, UpdatedAt: now}
-	if err := s.threads.CreateThread(ctx, t); err != nil {
-		return Thread{}, false, fmt.Errorf("create thread: %w", err)
-	}
-	return t, false, nil
+	return Thread{ID: newID("thr_"), Domain: d.ID, OrgID: d.OrgID, FP: fp, CreatedAt: now, UpdatedAt: now}, false, nil
 }

@@ -15,7 +15,7 @@ import (
 
 var _ assistant.ThreadStore = (*Store)(nil)
 
-// CreateThread stores a new assistant thread.
+// CreateThread stores a new assistant thread with no turn yet.
 func (s *Store) CreateThread(ctx context.Context, t assistant.Thread) error {
 	return s.insert(ctx, "thread", t.ID,
 		`INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -51,7 +51,14 @@ func (s *Store) AddTurn(ctx context.Context, t assistant.Turn) (int, error) {
 func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, error) {
 	sources := make([]string, len(turns))
 	var threads []string
+	var newThreads []*assistant.Thread
 	for i, t := range turns {
+		if err := assistant.CheckNewThread(t); err != nil {
+			return nil, err
+		}
+		if t.NewThread != nil {
+			newThreads = append(newThreads, t.NewThread)
+		}
 		src := t.Sources
 		if src == nil {
 			src = []assistant.TurnSource{}
@@ -67,6 +74,15 @@ func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, er
 	threads = slices.Compact(threads)
 	seqs := make([]int, len(turns))
 	err := s.tx(ctx, func(tx pgx.Tx) error {
+		for _, th := range newThreads {
+			// Already there when this write is retried after a commit
+			// whose answer was lost.
+			_, err := tx.Exec(ctx, `INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, utc(th.CreatedAt), utc(th.UpdatedAt))
+			if err != nil {
+				return fmt.Errorf("insert thread %s: %w", th.ID, err)
+			}
+		}
 		for _, id := range threads {
 			var locked string
 			err := tx.QueryRow(ctx, `SELECT id FROM threads WHERE id = $1 FOR UPDATE`, id).Scan(&locked)

@@ -13,7 +13,7 @@ import (
 
 var _ assistant.ThreadStore = (*Store)(nil)
 
-// CreateThread stores a new assistant thread.
+// CreateThread stores a new assistant thread with no turn yet.
 func (s *Store) CreateThread(ctx context.Context, t assistant.Thread) error {
 	return s.insert(ctx, "thread", t.ID,
 		`INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -48,6 +48,9 @@ func (s *Store) AddTurn(ctx context.Context, t assistant.Turn) (int, error) {
 func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, error) {
 	sources := make([]string, len(turns))
 	for i, t := range turns {
+		if err := assistant.CheckNewThread(t); err != nil {
+			return nil, err
+		}
 		src := t.Sources
 		if src == nil {
 			src = []assistant.TurnSource{}
@@ -61,6 +64,15 @@ func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, er
 	seqs := make([]int, len(turns))
 	err := s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		for i, t := range turns {
+			if th := t.NewThread; th != nil {
+				// Already there when this write is retried after a commit
+				// whose answer was lost.
+				_, err := tx.ExecContext(ctx, `INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, toMicros(th.CreatedAt), toMicros(th.UpdatedAt))
+				if err != nil {
+					return fmt.Errorf("insert thread %s: %w", th.ID, err)
+				}
+			}
 			// A write retried after a commit whose answer was lost finds
 			// its turn already there.
 			if t.MessageID != "" {

@@ -557,6 +557,31 @@ func testThreads(t *testing.T, s Store) {
 		t.Errorf("a batch written twice holds %d turns (%v), want 2", len(turns), err)
 	}
 
+	// A turn that starts its thread stores the thread with it, once even
+	// when the write is retried.
+	starter := assistant.Thread{ID: "thr_new", Domain: "docs.example", OrgID: "acme", FP: "u2", CreatedAt: t0, UpdatedAt: t0}
+	first := assistant.Turn{ThreadID: "thr_new", MessageID: "msg_n", FP: "u2", Question: "q", Model: "builtin", Status: assistant.TurnAnswered,
+		CreatedAt: t0.Add(time.Minute), NewThread: &starter}
+	for _, attempt := range []string{"AddTurns with a new thread", "AddTurns with a new thread again"} {
+		seqs, err := s.AddTurns(ctx, []assistant.Turn{first})
+		must(t, err, attempt)
+		if !slices.Equal(seqs, []int{1}) {
+			t.Errorf("%s: seqs = %v, want [1]", attempt, seqs)
+		}
+	}
+	if got, err := s.GetThread(ctx, "thr_new"); err != nil || got.OrgID != "acme" || got.FP != "u2" {
+		t.Errorf("thread stored with its first turn = %+v, %v", got, err)
+	} else {
+		sameTime(t, "new thread updated", got.UpdatedAt, t0.Add(time.Minute))
+	}
+	if turns, err := s.RecentTurns(ctx, "thr_new", 5); err != nil || len(turns) != 1 {
+		t.Errorf("new thread holds %d turns (%v), want 1", len(turns), err)
+	}
+	mismatched := first
+	mismatched.ThreadID, mismatched.MessageID = "thr_1", "msg_x"
+	_, err = s.AddTurns(ctx, []assistant.Turn{mismatched})
+	wantCode(t, err, apperr.Invalid, "AddTurns with a turn that starts another thread")
+
 	got, err = s.GetThread(ctx, "thr_1")
 	must(t, err, "GetThread")
 	sameTime(t, "updated", got.UpdatedAt, t0.Add(time.Duration(4)*time.Minute))

@@ -41,6 +41,9 @@ type Store interface {
 	websession.Store
 	assistant.CatalogStore
 	workflowrun.Store
+	// CreateThread stores a thread with no turn yet, as fixtures need; the
+	// assistant stores a new thread with its first turn.
+	CreateThread(ctx context.Context, t assistant.Thread) error
 }
 
 type testCase struct {
