@@ -3,6 +3,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -32,9 +33,10 @@ var migrations embed.FS
 
 // Store is the SQLite store. It satisfies every store interface.
 type Store struct {
-	write   *writer
-	writeDB *sql.DB // the writer's pool of one connection
-	read    readDB
+	write      *writer
+	writeDB    *sql.DB // the writer's pool of one connection
+	checkpoint *checkpointer
+	read       readDB
 	health  writehealth.Tracker
 }
 
@@ -53,6 +55,8 @@ type Options struct {
 	// AllowNew creates an empty database in a data directory that has
 	// lost its own (see MarkerName) instead of refusing it.
 	AllowNew bool
+	// checkpointEvery replaces checkpointEvery in tests.
+	checkpointEvery time.Duration
 }
 
 // Open opens (creating if needed) the database in dir and brings its schema
@@ -80,12 +84,15 @@ func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	// busy_timeout must come first: setting WAL mode itself can meet a lock.
-	pragmas := []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", "temp_store(MEMORY)"}
+	// Commits never checkpoint: the checkpointer does (checkpoint.go).
+	pragmas := []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", "temp_store(MEMORY)",
+		"wal_autocheckpoint(0)", "journal_size_limit(" + strconv.Itoa(walSizeLimit) + ")"}
 	q := url.Values{}
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
-	writeDSN := "file:" + uriPath(path) + "?" + q.Encode() + "&_txlock=immediate"
+	checkpointDSN := "file:" + uriPath(path) + "?" + q.Encode()
+	writeDSN := checkpointDSN + "&_txlock=immediate"
 	q.Add("_pragma", "query_only(1)")
 	readDSN := "file:" + uriPath(path) + "?" + q.Encode()
 
@@ -105,6 +112,15 @@ func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 		closeWrite()
 		return nil, err
 	}
+	checkpointDB, err := sql.Open("sqlite", checkpointDSN)
+	if err != nil {
+		closeWrite()
+		return nil, fmt.Errorf("open sqlite for checkpoints: %w", err)
+	}
+	checkpointDB.SetMaxOpenConns(1)
+	checkpointDB.SetConnMaxIdleTime(0)
+	s.checkpoint = newCheckpointer(checkpointDB, cmp.Or(opts.checkpointEvery, checkpointEvery))
+	closeWrite = func() { _ = errors.Join(s.write.close(), s.checkpoint.close(), write.Close()) }
 	read, err := sql.Open("sqlite", readDSN)
 	if err != nil {
 		closeWrite()
@@ -120,10 +136,10 @@ func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the writer, once the writes it took are committed, and
-// closes both pools.
+// Close stops the writer, once the writes it took are committed, and the
+// checkpointer, and closes the pools.
 func (s *Store) Close() error {
-	return errors.Join(s.write.close(), s.read.closeAll(), s.writeDB.Close())
+	return errors.Join(s.write.close(), s.checkpoint.close(), s.read.closeAll(), s.writeDB.Close())
 }
 
 func (s *Store) migrate(ctx context.Context) error {
