@@ -123,13 +123,8 @@ test-short: ## Run the quick tests only (no Gitea)
 	$(GO) test -short -count=1 ./...
 
 .PHONY: fuzz
-fuzz: ## Fuzz the request and key parsers for a short while each
-	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodePromptBody -fuzztime 20s
-	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzParseAssistantBody -fuzztime 20s
-	$(GO) test ./internal/apikey -run '^$$' -fuzz FuzzParse -fuzztime 20s
-	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzDecodeCursor -fuzztime 20s
-	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzParseRange -fuzztime 20s
-	$(GO) test ./internal/analytics -run '^$$' -fuzz FuzzKeyTerms -fuzztime 20s
+fuzz: ## Fuzz every parser of outside input for a short while each (FUZZTIME=10s, RUN=regexp of target names)
+	FUZZTIME=$(or $(FUZZTIME),10s) RUN='$(or $(RUN),.)' ./scripts/fuzz.sh
 
 CORPORA ?= ../shared/corpora
 
