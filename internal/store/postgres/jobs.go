@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -171,30 +172,9 @@ func insertJob(ctx context.Context, q querier, job agentjob.Job, events []agentj
 	if err != nil {
 		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
 	}
-	defer rows.Close()
-	var stored agentjob.Job
-	for rows.Next() {
-		var jr jobRow
-		var tr turnRow
-		if err := rows.Scan(append(jr.dest(), tr.dest()...)...); err != nil {
-			return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
-		}
-		if stored.ID == "" {
-			if stored, err = jr.job(); err != nil {
-				return agentjob.Job{}, err
-			}
-		}
-		m, err := tr.message()
-		if err != nil {
-			return agentjob.Job{}, err
-		}
-		stored.Messages = append(stored.Messages, m)
-	}
-	if err := rows.Err(); err != nil {
+	stored, err := collectJob(rows, job.ID)
+	if err != nil {
 		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
-	}
-	if stored.ID == "" {
-		return agentjob.Job{}, fmt.Errorf("insert job %s: the insert returned no row", job.ID)
 	}
 	return stored, nil
 }
@@ -273,55 +253,62 @@ func (r *jobRow) job() (agentjob.Job, error) {
 
 // GetJob returns a job of the project with its messages.
 func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job, error) {
-	return getJob(ctx, s.pool, projectID, id, "")
-}
-
-// getJob reads a job and its messages in one round trip; lock, if given,
-// is a locking clause for the job's row (FOR NO KEY UPDATE), taken before
-// the messages are read.
-func getJob(ctx context.Context, q querier, projectID, id, lock string) (agentjob.Job, error) {
-	b := &pgx.Batch{}
-	queueGetJob(b, projectID, id, lock)
-	br := q.SendBatch(ctx, b)
-	defer func() { _ = br.Close() }()
-	j, err := readJob(br, id)
+	rows, err := s.pool.Query(ctx, getJobSQL, id, projectID)
 	if err != nil {
-		return agentjob.Job{}, err
-	}
-	if err := br.Close(); err != nil {
 		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 	}
-	return j, nil
+	return collectJob(rows, id)
 }
 
-// queueGetJob queues the two reads of a job that readJob reads.
-func queueGetJob(b *pgx.Batch, projectID, id, lock string) {
-	b.Queue(`SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID)
-	b.Queue(`SELECT `+turnColumns+` FROM job_turns WHERE job_id = $1 ORDER BY seq`, id)
+// getJobSQL reads a job with its messages in one statement: the job's row
+// beside each of its turns', in turn order. Every job has a turn, its
+// first, from the moment it is created (insertJob), and turns are never
+// deleted: no row means no such job in the project.
+var getJobSQL = `SELECT ` + qualified("j", jobColumns) + `, ` + qualified("t", turnColumns) + `
+FROM jobs j JOIN job_turns t ON t.job_id = j.id
+WHERE j.id = $1 AND j.project_id = $2
+ORDER BY t.seq`
+
+// qualified prefixes each of a list of columns with a table's alias.
+func qualified(alias, columns string) string {
+	names := strings.Split(columns, ", ")
+	for i, n := range names {
+		names[i] = alias + "." + n
+	}
+	return strings.Join(names, ", ")
 }
 
-// readJob reads the results of queueGetJob's reads.
-func readJob(br pgx.BatchResults, id string) (agentjob.Job, error) {
-	j, err := scanJob(br.QueryRow())
-	if err != nil {
-		return agentjob.Job{}, notFoundOr(err, "job", id)
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
-	}
+// collectJob reads rows of a job's columns beside each of its turns' (as
+// insertJobSQL and getJobSQL return them) and closes them. No row is a
+// NotFound error.
+func collectJob(rows pgx.Rows, id string) (agentjob.Job, error) {
 	defer rows.Close()
+	var job agentjob.Job
 	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return agentjob.Job{}, fmt.Errorf("job %s: %w", id, err)
+		var jr jobRow
+		var tr turnRow
+		if err := rows.Scan(append(jr.dest(), tr.dest()...)...); err != nil {
+			return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 		}
-		j.Messages = append(j.Messages, m)
+		if job.ID == "" {
+			var err error
+			if job, err = jr.job(); err != nil {
+				return agentjob.Job{}, err
+			}
+		}
+		m, err := tr.message()
+		if err != nil {
+			return agentjob.Job{}, err
+		}
+		job.Messages = append(job.Messages, m)
 	}
 	if err := rows.Err(); err != nil {
-		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 	}
-	return j, nil
+	if job.ID == "" {
+		return agentjob.Job{}, apperr.New(apperr.NotFound, "job %q not found", id)
+	}
+	return job, nil
 }
 
 // turnColumns are what scanMessage reads.
@@ -472,7 +459,7 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 		if err := queueEvents(b, jobID, j.UpdatedAt, events); err != nil {
 			return err
 		}
-		queueGetJob(b, projectID, jobID, "")
+		b.Queue(getJobSQL, jobID, projectID)
 		br := tx.SendBatch(ctx, b)
 		defer func() { _ = br.Close() }()
 		tag, err := br.Exec()
@@ -493,7 +480,11 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 				return fmt.Errorf("insert %s event: %w", e.Type, err)
 			}
 		}
-		if job, err = readJob(br, jobID); err != nil {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("read job %s: %w", jobID, err)
+		}
+		if job, err = collectJob(rows, jobID); err != nil {
 			return err
 		}
 		return br.Close()
