@@ -140,7 +140,7 @@ func TestCachedStoreInvalidate(t *testing.T) {
 	if err := f.request(t); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.counting.Store.RevokeKey(t.Context(), "acme", f.keyID, time.Now()); err != nil {
+	if err := f.counting.RevokeKey(t.Context(), "acme", f.keyID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.request(t); err != nil {
@@ -155,7 +155,7 @@ func TestCachedStoreInvalidate(t *testing.T) {
 	if err := g.request(t); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.counting.Store.RevokeKey(t.Context(), "acme", g.keyID, time.Now()); err != nil {
+	if err := g.counting.RevokeKey(t.Context(), "acme", g.keyID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	g.advance(testMaxAge)
@@ -180,7 +180,7 @@ func TestCachedStoreDropsReadsOverlappingInvalidate(t *testing.T) {
 		done <- err
 	}()
 	<-held // the read has the key as it was before the revocation
-	if err := f.counting.Store.RevokeKey(t.Context(), "acme", f.keyID, time.Now()); err != nil {
+	if err := f.counting.RevokeKey(t.Context(), "acme", f.keyID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	f.cache.Invalidate()
@@ -203,7 +203,7 @@ func TestCachedStoreKeepsNoMisses(t *testing.T) {
 		t.Fatalf("GetProject of an unknown project = %v, want NotFound", err)
 	}
 	// Created behind the cache's back: found at once all the same.
-	if err := f.counting.Store.CreateProject(t.Context(), tenant.Project{ID: "later", OrgID: "acme", RepoURL: "/srv/later", BaseRef: "main", ForgeKind: "local", DocsRoot: ".", Model: "builtin", CreatedAt: time.Now()}); err != nil {
+	if err := f.counting.CreateProject(t.Context(), tenant.Project{ID: "later", OrgID: "acme", RepoURL: "/srv/later", BaseRef: "main", ForgeKind: "local", DocsRoot: ".", Model: "builtin", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.cache.GetProject(t.Context(), "later"); err != nil {
