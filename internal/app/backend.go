@@ -41,6 +41,14 @@ const (
 	RoleWorker = "worker" // workers; HTTP only for health, readiness and metrics
 )
 
+// tenantMaxAge bounds how long a replica may go on accepting a key revoked
+// (or using a project changed) on another replica should the database's
+// change notice not reach it; the notice itself arrives within
+// milliseconds, and a change made through this process is seen at once.
+// Requests then read their key and project from memory instead of from
+// the database: once a second per key and project at most.
+const tenantMaxAge = time.Second
+
 // Backend is what a process keeps its state in, as the configuration says:
 // the SQLite file in the data directory by default (one process), or
 // PostgreSQL when database_url is set (replicas share it, and a bridge over
@@ -78,6 +86,9 @@ type Backend struct {
 
 	redis   *redislimit.Store
 	signals *postgres.Signals
+	// tenants keeps the keys, projects and domains requests look up
+	// (with PostgreSQL); the database's change feed invalidates it.
+	tenants *tenant.CachedStore
 	memory  *search.Memory
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -109,7 +120,8 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
 		b.memory = search.NewMemory(pg, memoryConfig(cfg, log))
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = pg, pg, pg, b.memory, pg, pg
+		b.tenants = tenant.NewCachedStore(pg, tenantMaxAge, time.Now)
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg
 		b.Analytics, b.Sessions, b.Workflows = pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
@@ -149,6 +161,7 @@ func (b *Backend) Start(ctx context.Context, warmSearch bool, log *slog.Logger) 
 	if b.signals != nil {
 		b.wg.Go(func() { b.signals.Run(ctx) })
 		b.wg.Go(func() { b.Postgres.WatchSearch(ctx, b.memory.Changed, nil) })
+		b.wg.Go(func() { b.Postgres.WatchTenants(ctx, b.tenants.Invalidate, nil) })
 	}
 	if warmSearch {
 		b.wg.Go(func() {

@@ -345,6 +345,58 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("RevokedKeyAcrossReplicas", func(t *testing.T) {
+		// Both replicas keep the key in memory once it has been used; an
+		// operator revokes it with the CLI, a process of its own, and each
+		// replica refuses it within the bound it promises (a second; the
+		// database's notice usually makes it milliseconds).
+		store, err := postgres.Open(t.Context(), c.dbURL, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, secret, err := tenant.NewService(store, time.Now).CreateKey(t.Context(), "acme", apikey.Admin, "revoked across replicas")
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := func(base string) int {
+			req, _ := http.NewRequest(http.MethodGet, base+"/v2/agent/"+crashProject+"/jobs?limit=1", nil)
+			req.Header.Set("Authorization", "Bearer "+secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("GET %s: %v", base, err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		for _, p := range []*crashChild{api1, api2} {
+			for range 3 {
+				if got := status(p.base); got != http.StatusOK {
+					t.Fatalf("%s with the key before it is revoked: %d, want 200", p.base, got)
+				}
+			}
+		}
+		vars := map[string]string{"DOCSMITH_DATABASE_URL": c.dbURL, "DOCSMITH_DATA_DIR": t.TempDir()}
+		var stdout, stderr bytes.Buffer
+		env := cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+			LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+		if code := cli.Run(t.Context(), []string{"key", "revoke", "--org", "acme", k.ID}, env); code != 0 {
+			t.Fatalf("docsmith key revoke: exit %d\n%s%s", code, stdout.String(), stderr.String())
+		}
+		revoked := time.Now()
+		// The promised second, and room for a loaded machine to answer.
+		const bound = time.Second + 500*time.Millisecond
+		for _, p := range []*crashChild{api1, api2} {
+			for status(p.base) != http.StatusUnauthorized {
+				if time.Since(revoked) > bound {
+					t.Fatalf("%s still accepts the key %v after it was revoked", p.base, time.Since(revoked))
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			t.Logf("%s refuses the revoked key %v after the revocation", p.base, time.Since(revoked).Round(time.Millisecond))
+		}
+	})
+
 	t.Run("AssistantAcrossReplicas", func(t *testing.T) {
 		// docsmith index, run on its own, writes the index to PostgreSQL;
 		// replica 2, which never indexed anything, answers from it, and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,10 +71,10 @@ func claimIdempotent(ctx context.Context, tx pgx.Tx, idem *agentjob.Idempotency,
 // CreateJob stores a job with its first queued turn and events. With an
 // idempotency key already used, it returns that job instead.
 //
-// Without a key it is one round trip: the inserts go in one batch, which
-// PostgreSQL runs as one implicit transaction, and return the job as
-// stored. With a key, the key is claimed first in a transaction of its own
-// (see claimIdempotent).
+// Without a key it is one round trip: one statement inserts everything
+// (insertJobSQL), in a transaction of its own, and returns the job as
+// stored. With a key, the key is claimed (see claimIdempotent) and the job
+// inserted in one transaction.
 func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	if idem == nil {
 		stored, err := insertJob(ctx, s.pool, job, events)
@@ -107,42 +108,72 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 	return stored, false, nil
 }
 
-// insertJob inserts a job, its messages and events in one batch and returns
-// the job as stored, read as GetJob reads it.
+// insertJobSQL inserts a job, its messages and its events in one
+// statement, and returns the job's row beside each message's, as GetJob
+// reads them. The inserts see each other's rows when the statement ends,
+// where the foreign keys are checked; the events are inserted in order, so
+// their ids are too.
+const insertJobSQL = `
+WITH job AS (
+	INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	RETURNING ` + jobColumns + `
+), turns AS (
+	INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push)
+	SELECT $1, m.seq, m.prompt, m.state, m.created_at, m.push::json
+	FROM unnest($14::integer[], $15::text[], $16::text[], $17::timestamptz[], $18::text[]) AS m(seq, prompt, state, created_at, push)
+	RETURNING ` + turnColumns + `
+), events AS (
+	INSERT INTO job_events (job_id, type, data, created_at)
+	SELECT $1, e.type, e.data::json, $9
+	FROM unnest($19::text[], $20::text[]) WITH ORDINALITY AS e(type, data, n)
+	ORDER BY e.n
+)
+SELECT job.*, turns.* FROM job CROSS JOIN turns ORDER BY turns.seq`
+
+// insertJob inserts a job with its messages and events, in one statement
+// and so one round trip, and returns the job as stored, read as GetJob
+// reads it. A job starts with its first message: one without any is
+// refused.
 func insertJob(ctx context.Context, q querier, job agentjob.Job, events []agentjob.NewEvent) (agentjob.Job, error) {
+	if len(job.Messages) == 0 {
+		return agentjob.Job{}, fmt.Errorf("insert job %s: a job starts with its first message, and it has none", job.ID)
+	}
 	run, err := nulljson.Encode(job.Run)
 	if err != nil {
 		return agentjob.Job{}, fmt.Errorf("encode run spec: %w", err)
 	}
-	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+jobColumns,
-		job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
-		triggerOf(job), job.Workflow, run)
-	for _, m := range job.Messages {
-		args, err := turnArgs(job.ID, m)
+	n := len(job.Messages)
+	seqs, prompts, states, created, pushes := make([]int32, n), make([]string, n), make([]string, n), make([]time.Time, n), make([]*string, n)
+	for i, m := range job.Messages {
+		push, err := nulljson.Encode(m.Push)
 		if err != nil {
-			return agentjob.Job{}, err
+			return agentjob.Job{}, fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
 		}
-		b.Queue(insertTurn+` RETURNING `+turnColumns, args...)
+		if push != nil {
+			text := push.(string)
+			pushes[i] = &text
+		}
+		seqs[i], prompts[i], states[i], created[i] = int32(m.Seq), m.Prompt, string(m.State), m.CreatedAt
 	}
-	if err := queueEvents(b, job.ID, job.CreatedAt, events); err != nil {
-		return agentjob.Job{}, err
+	types, data := make([]string, len(events)), make([]string, len(events))
+	for i, e := range events {
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return agentjob.Job{}, fmt.Errorf("encode %s event: %w", e.Type, err)
+		}
+		types[i], data[i] = e.Type, string(b)
 	}
-	br := q.SendBatch(ctx, b)
-	stored, err := scanJob(br.QueryRow())
+	rows, err := q.Query(ctx, insertJobSQL,
+		job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
+		triggerOf(job), job.Workflow, run,
+		seqs, prompts, states, created, pushes,
+		types, data)
 	if err != nil {
-		_ = br.Close()
 		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
 	}
-	for range job.Messages {
-		m, err := scanMessage(br.QueryRow())
-		if err != nil {
-			_ = br.Close()
-			return agentjob.Job{}, fmt.Errorf("insert turn: %w", err)
-		}
-		stored.Messages = append(stored.Messages, m)
-	}
-	if err := br.Close(); err != nil {
+	stored, err := collectJob(rows, job.ID)
+	if err != nil {
 		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
 	}
 	return stored, nil
@@ -184,20 +215,37 @@ func triggerOf(job agentjob.Job) string {
 }
 
 func scanJob(row pgx.Row) (agentjob.Job, error) {
-	var j agentjob.Job
-	var status string
-	var in, out int64
-	var run []byte
-	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &j.FilesChanged, &in, &out, &j.CreatedAt, &j.UpdatedAt, &j.CompletedAt, &j.ArchivedAt,
-		&j.Trigger, &j.Workflow, &run)
-	if err != nil {
-		return j, err
+	var r jobRow
+	if err := row.Scan(r.dest()...); err != nil {
+		return agentjob.Job{}, err
 	}
-	if j.Run, err = nulljson.Decode[agentjob.RunSpec](run); err != nil {
+	return r.job()
+}
+
+// jobRow holds the columns of jobColumns as scanned, until job makes the
+// job of them.
+type jobRow struct {
+	j       agentjob.Job
+	status  string
+	in, out int64
+	run     []byte
+}
+
+// dest are the scan destinations of jobColumns, in order.
+func (r *jobRow) dest() []any {
+	j := &r.j
+	return []any{&j.ID, &j.ProjectID, &j.Version, &r.status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &j.FilesChanged, &r.in, &r.out, &j.CreatedAt, &j.UpdatedAt, &j.CompletedAt, &j.ArchivedAt,
+		&j.Trigger, &j.Workflow, &r.run}
+}
+
+func (r *jobRow) job() (agentjob.Job, error) {
+	j := r.j
+	var err error
+	if j.Run, err = nulljson.Decode[agentjob.RunSpec](r.run); err != nil {
 		return j, fmt.Errorf("decode run spec of job %s: %w", j.ID, err)
 	}
-	j.Status = agentjob.Status(status)
-	j.Usage = agentjob.Usage{InputTokens: int(in), OutputTokens: int(out)}
+	j.Status = agentjob.Status(r.status)
+	j.Usage = agentjob.Usage{InputTokens: int(r.in), OutputTokens: int(r.out)}
 	j.CreatedAt, j.UpdatedAt = utc(j.CreatedAt), utc(j.UpdatedAt)
 	j.CompletedAt, j.ArchivedAt = utcPtr(j.CompletedAt), utcPtr(j.ArchivedAt)
 	return j, nil
@@ -205,55 +253,62 @@ func scanJob(row pgx.Row) (agentjob.Job, error) {
 
 // GetJob returns a job of the project with its messages.
 func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job, error) {
-	return getJob(ctx, s.pool, projectID, id, "")
-}
-
-// getJob reads a job and its messages in one round trip; lock, if given,
-// is a locking clause for the job's row (FOR NO KEY UPDATE), taken before
-// the messages are read.
-func getJob(ctx context.Context, q querier, projectID, id, lock string) (agentjob.Job, error) {
-	b := &pgx.Batch{}
-	queueGetJob(b, projectID, id, lock)
-	br := q.SendBatch(ctx, b)
-	defer func() { _ = br.Close() }()
-	j, err := readJob(br, id)
+	rows, err := s.pool.Query(ctx, getJobSQL, id, projectID)
 	if err != nil {
-		return agentjob.Job{}, err
-	}
-	if err := br.Close(); err != nil {
 		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 	}
-	return j, nil
+	return collectJob(rows, id)
 }
 
-// queueGetJob queues the two reads of a job that readJob reads.
-func queueGetJob(b *pgx.Batch, projectID, id, lock string) {
-	b.Queue(`SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND project_id = $2 `+lock, id, projectID)
-	b.Queue(`SELECT `+turnColumns+` FROM job_turns WHERE job_id = $1 ORDER BY seq`, id)
+// getJobSQL reads a job with its messages in one statement: the job's row
+// beside each of its turns', in turn order. Every job has a turn, its
+// first, from the moment it is created (insertJob), and turns are never
+// deleted: no row means no such job in the project.
+var getJobSQL = `SELECT ` + qualified("j", jobColumns) + `, ` + qualified("t", turnColumns) + `
+FROM jobs j JOIN job_turns t ON t.job_id = j.id
+WHERE j.id = $1 AND j.project_id = $2
+ORDER BY t.seq`
+
+// qualified prefixes each of a list of columns with a table's alias.
+func qualified(alias, columns string) string {
+	names := strings.Split(columns, ", ")
+	for i, n := range names {
+		names[i] = alias + "." + n
+	}
+	return strings.Join(names, ", ")
 }
 
-// readJob reads the results of queueGetJob's reads.
-func readJob(br pgx.BatchResults, id string) (agentjob.Job, error) {
-	j, err := scanJob(br.QueryRow())
-	if err != nil {
-		return agentjob.Job{}, notFoundOr(err, "job", id)
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
-	}
+// collectJob reads rows of a job's columns beside each of its turns' (as
+// insertJobSQL and getJobSQL return them) and closes them. No row is a
+// NotFound error.
+func collectJob(rows pgx.Rows, id string) (agentjob.Job, error) {
 	defer rows.Close()
+	var job agentjob.Job
 	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return agentjob.Job{}, fmt.Errorf("job %s: %w", id, err)
+		var jr jobRow
+		var tr turnRow
+		if err := rows.Scan(append(jr.dest(), tr.dest()...)...); err != nil {
+			return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 		}
-		j.Messages = append(j.Messages, m)
+		if job.ID == "" {
+			var err error
+			if job, err = jr.job(); err != nil {
+				return agentjob.Job{}, err
+			}
+		}
+		m, err := tr.message()
+		if err != nil {
+			return agentjob.Job{}, err
+		}
+		job.Messages = append(job.Messages, m)
 	}
 	if err := rows.Err(); err != nil {
-		return agentjob.Job{}, fmt.Errorf("load messages of job %s: %w", id, err)
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 	}
-	return j, nil
+	if job.ID == "" {
+		return agentjob.Job{}, apperr.New(apperr.NotFound, "job %q not found", id)
+	}
+	return job, nil
 }
 
 // turnColumns are what scanMessage reads.
@@ -261,21 +316,37 @@ const turnColumns = `seq, prompt, state, attempts, summary, error, created_at, s
 
 // scanMessage reads turnColumns.
 func scanMessage(row pgx.Row) (agentjob.Message, error) {
-	var state string
-	var m agentjob.Message
-	var push []byte
-	cp := &m.Checkpoint
-	if err := row.Scan(&m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink, &push); err != nil {
-		return m, fmt.Errorf("scan message: %w", err)
+	var r turnRow
+	if err := row.Scan(r.dest()...); err != nil {
+		return agentjob.Message{}, fmt.Errorf("scan message: %w", err)
 	}
+	return r.message()
+}
+
+// turnRow holds the columns of turnColumns as scanned, until message makes
+// the message of them.
+type turnRow struct {
+	m     agentjob.Message
+	state string
+	push  []byte
+}
+
+// dest are the scan destinations of turnColumns, in order.
+func (r *turnRow) dest() []any {
+	m, cp := &r.m, &r.m.Checkpoint
+	return []any{&m.Seq, &m.Prompt, &r.state, &m.Attempts, &m.Summary, &m.Error, &m.CreatedAt, &m.StartedAt, &m.FinishedAt, &m.RunAfter, &cp.PushedSHA, &cp.Summary, &cp.FilesChanged, &cp.PRNumber, &cp.PRLink, &r.push}
+}
+
+func (r *turnRow) message() (agentjob.Message, error) {
+	m := r.m
 	var err error
-	if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
+	if m.Push, err = nulljson.Decode[agentjob.PushRange](r.push); err != nil {
 		return m, fmt.Errorf("decode push of turn %d: %w", m.Seq, err)
 	}
-	m.State = agentjob.TurnState(state)
+	m.State = agentjob.TurnState(r.state)
 	m.CreatedAt, m.StartedAt, m.FinishedAt, m.RunAfter = utc(m.CreatedAt), utcPtr(m.StartedAt), utcPtr(m.FinishedAt), utcPtr(m.RunAfter)
-	if len(cp.FilesChanged) == 0 {
-		cp.FilesChanged = nil
+	if len(m.Checkpoint.FilesChanged) == 0 {
+		m.Checkpoint.FilesChanged = nil
 	}
 	return m, nil
 }
@@ -388,7 +459,7 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 		if err := queueEvents(b, jobID, j.UpdatedAt, events); err != nil {
 			return err
 		}
-		queueGetJob(b, projectID, jobID, "")
+		b.Queue(getJobSQL, jobID, projectID)
 		br := tx.SendBatch(ctx, b)
 		defer func() { _ = br.Close() }()
 		tag, err := br.Exec()
@@ -409,7 +480,11 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 				return fmt.Errorf("insert %s event: %w", e.Type, err)
 			}
 		}
-		if job, err = readJob(br, jobID); err != nil {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("read job %s: %w", jobID, err)
+		}
+		if job, err = collectJob(rows, jobID); err != nil {
 			return err
 		}
 		return br.Close()

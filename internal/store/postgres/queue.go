@@ -11,31 +11,14 @@ import (
 	"github.com/docsmith/docsmith/internal/agentjob"
 )
 
-// claimTurn leases the oldest queued turn that may run now: its job is
-// active, has no running turn, and no earlier queued turn. SKIP LOCKED lets
-// workers in every process claim at once without waiting on each other; a
-// turn whose row another claimer holds is passed over, and rechecked
-// against the committed row if the lock was released meanwhile.
-const claimTurn = `
-WITH next AS (
-	SELECT t.job_id, t.seq
-	FROM job_turns t JOIN jobs j ON j.id = t.job_id
-	WHERE t.state = 'queued' AND j.status = 'active' AND (t.run_after IS NULL OR t.run_after <= $3)
-	  AND NOT EXISTS (SELECT 1 FROM job_turns r WHERE r.job_id = t.job_id AND (r.state = 'running' OR (r.state = 'queued' AND r.seq < t.seq)))
-	ORDER BY t.created_at, t.job_id, t.seq
-	LIMIT 1
-	FOR UPDATE OF t SKIP LOCKED
-)
-UPDATE job_turns t
-SET state = 'running', attempts = t.attempts + 1, lease_owner = $1, lease_until = $2, started_at = $3, cancel_requested = false
-FROM next, jobs j
-WHERE t.job_id = next.job_id AND t.seq = next.seq AND j.id = t.job_id
-RETURNING t.job_id, j.project_id, t.seq, t.attempts`
-
-// ClaimTurn leases the oldest queued turn that may run now.
+// ClaimTurn leases the oldest queued turn that may run now: its job is
+// active, has no running turn, and no earlier queued turn. The schema's
+// claim_turn function (migrations/0012_claim_turn.sql) walks the queue in
+// order and stops at the first such turn; SKIP LOCKED lets workers in every
+// process claim at once without waiting on each other.
 func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil time.Time) (agentjob.Claim, bool, error) {
 	c := agentjob.Claim{Worker: worker}
-	err := s.pool.QueryRow(ctx, claimTurn, worker, leaseUntil, now).Scan(&c.JobID, &c.ProjectID, &c.Seq, &c.Attempts)
+	err := s.pool.QueryRow(ctx, `SELECT job_id, project_id, seq, attempts FROM claim_turn($1, $2, $3)`, worker, leaseUntil, now).Scan(&c.JobID, &c.ProjectID, &c.Seq, &c.Attempts)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return agentjob.Claim{}, false, nil

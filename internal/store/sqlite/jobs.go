@@ -175,23 +175,41 @@ func triggerOf(job agentjob.Job) string {
 }
 
 func scanJob(row scanner) (agentjob.Job, error) {
-	var j agentjob.Job
-	var status, files string
-	var created, updatedAt int64
-	var completed, archived sql.NullInt64
-	var run []byte
-	err := row.Scan(&j.ID, &j.ProjectID, &j.Version, &status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &files, &j.Usage.InputTokens, &j.Usage.OutputTokens, &created, &updatedAt, &completed, &archived,
-		&j.Trigger, &j.Workflow, &run)
-	if err != nil {
-		return j, err
+	var r jobRow
+	if err := row.Scan(r.dest()...); err != nil {
+		return r.j, err
 	}
-	if j.Run, err = nulljson.Decode[agentjob.RunSpec](run); err != nil {
+	return r.job()
+}
+
+// jobRow holds the columns of jobColumns as scanned, until job makes the
+// job of them.
+type jobRow struct {
+	j                  agentjob.Job
+	status, files      string
+	created, updatedAt int64
+	completed          sql.NullInt64
+	archived           sql.NullInt64
+	run                []byte
+}
+
+// dest are the scan destinations of jobColumns, in order.
+func (r *jobRow) dest() []any {
+	j := &r.j
+	return []any{&j.ID, &j.ProjectID, &j.Version, &r.status, &j.Repository, &j.Branch, &j.BaseRef, &j.Model, &j.PRLink, &j.PRNumber, &j.Summary, &j.Error, &r.files, &j.Usage.InputTokens, &j.Usage.OutputTokens, &r.created, &r.updatedAt, &r.completed, &r.archived,
+		&j.Trigger, &j.Workflow, &r.run}
+}
+
+func (r *jobRow) job() (agentjob.Job, error) {
+	j := r.j
+	var err error
+	if j.Run, err = nulljson.Decode[agentjob.RunSpec](r.run); err != nil {
 		return j, fmt.Errorf("decode run spec of job %s: %w", j.ID, err)
 	}
-	j.Status = agentjob.Status(status)
-	j.CreatedAt, j.UpdatedAt = fromMicros(created), fromMicros(updatedAt)
-	j.CompletedAt, j.ArchivedAt = timePtr(completed), timePtr(archived)
-	if err := json.Unmarshal([]byte(files), &j.FilesChanged); err != nil {
+	j.Status = agentjob.Status(r.status)
+	j.CreatedAt, j.UpdatedAt = fromMicros(r.created), fromMicros(r.updatedAt)
+	j.CompletedAt, j.ArchivedAt = timePtr(r.completed), timePtr(r.archived)
+	if err := json.Unmarshal([]byte(r.files), &j.FilesChanged); err != nil {
 		return j, fmt.Errorf("decode files of job %s: %w", j.ID, err)
 	}
 	return j, nil
@@ -202,17 +220,56 @@ func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job,
 	return getJob(ctx, s.read, projectID, id)
 }
 
+// getJob reads a job with its messages in one query: the job's row beside
+// each of its turns', in turn order. Every job has a turn, its first, from
+// the moment it is created, and turns are never deleted: no row means no
+// such job in the project.
 func getJob(ctx context.Context, q querier, projectID, id string) (agentjob.Job, error) {
-	j, err := scanJob(q.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ? AND project_id = ?`, id, projectID))
+	rows, err := q.QueryContext(ctx, getJobSQL, id, projectID)
 	if err != nil {
-		return agentjob.Job{}, notFoundOr(err, "job", id)
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 	}
-	msgs, err := loadMessages(ctx, q, []string{id})
-	if err != nil {
-		return agentjob.Job{}, err
+	defer rows.Close()
+	var job agentjob.Job
+	for rows.Next() {
+		var jr jobRow
+		var tr turnRow
+		if err := rows.Scan(append(jr.dest(), tr.dest()...)...); err != nil {
+			return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
+		}
+		if job.ID == "" {
+			if job, err = jr.job(); err != nil {
+				return agentjob.Job{}, err
+			}
+		}
+		m, err := tr.message()
+		if err != nil {
+			return agentjob.Job{}, err
+		}
+		job.Messages = append(job.Messages, m)
 	}
-	j.Messages = msgs[id]
-	return j, nil
+	if err := rows.Err(); err != nil {
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
+	}
+	if job.ID == "" {
+		return agentjob.Job{}, apperr.New(apperr.NotFound, "job %q not found", id)
+	}
+	return job, nil
+}
+
+// getJobSQL is getJob's query.
+var getJobSQL = `SELECT ` + qualified("j", jobColumns) + `, ` + qualified("t", turnColumns) + `
+FROM jobs j JOIN job_turns t ON t.job_id = j.id
+WHERE j.id = ? AND j.project_id = ?
+ORDER BY t.seq`
+
+// qualified prefixes each of a list of columns with a table's alias.
+func qualified(alias, columns string) string {
+	names := strings.Split(columns, ", ")
+	for i, n := range names {
+		names[i] = alias + "." + n
+	}
+	return strings.Join(names, ", ")
 }
 
 func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][]agentjob.Message, error) {
@@ -254,26 +311,42 @@ func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.fir
 
 // scanMessage reads turnColumns.
 func scanMessage(row scanner) (agentjob.Message, error) {
-	var state, pushedFiles string
-	var m agentjob.Message
-	var created, runAfter int64
-	var started, finished sql.NullInt64
-	var push []byte
-	cp := &m.Checkpoint
-	if err := row.Scan(&m.Seq, &m.Prompt, &state, &m.Attempts, &m.Summary, &m.Error, &created, &started, &finished, &runAfter, &cp.PushedSHA, &cp.Summary, &pushedFiles, &cp.PRNumber, &cp.PRLink, &push); err != nil {
-		return m, fmt.Errorf("scan message: %w", err)
+	var r turnRow
+	if err := row.Scan(r.dest()...); err != nil {
+		return r.m, fmt.Errorf("scan message: %w", err)
 	}
+	return r.message()
+}
+
+// turnRow holds the columns of turnColumns as scanned, until message makes
+// the message of them.
+type turnRow struct {
+	m                  agentjob.Message
+	state, pushedFiles string
+	created, runAfter  int64
+	started, finished  sql.NullInt64
+	push               []byte
+}
+
+// dest are the scan destinations of turnColumns, in order.
+func (r *turnRow) dest() []any {
+	m, cp := &r.m, &r.m.Checkpoint
+	return []any{&m.Seq, &m.Prompt, &r.state, &m.Attempts, &m.Summary, &m.Error, &r.created, &r.started, &r.finished, &r.runAfter, &cp.PushedSHA, &cp.Summary, &r.pushedFiles, &cp.PRNumber, &cp.PRLink, &r.push}
+}
+
+func (r *turnRow) message() (agentjob.Message, error) {
+	m := r.m
 	var err error
-	if m.Push, err = nulljson.Decode[agentjob.PushRange](push); err != nil {
+	if m.Push, err = nulljson.Decode[agentjob.PushRange](r.push); err != nil {
 		return m, fmt.Errorf("decode push of turn %d: %w", m.Seq, err)
 	}
-	m.State = agentjob.TurnState(state)
-	m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(created), timePtr(started), timePtr(finished)
-	if runAfter > 0 {
-		t := fromMicros(runAfter)
+	m.State = agentjob.TurnState(r.state)
+	m.CreatedAt, m.StartedAt, m.FinishedAt = fromMicros(r.created), timePtr(r.started), timePtr(r.finished)
+	if r.runAfter > 0 {
+		t := fromMicros(r.runAfter)
 		m.RunAfter = &t
 	}
-	if err := json.Unmarshal([]byte(pushedFiles), &cp.FilesChanged); err != nil {
+	if err := json.Unmarshal([]byte(r.pushedFiles), &m.Checkpoint.FilesChanged); err != nil {
 		return m, fmt.Errorf("decode checkpoint files of turn %d: %w", m.Seq, err)
 	}
 	return m, nil
