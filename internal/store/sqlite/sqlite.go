@@ -47,6 +47,9 @@ var (
 	_ ratelimit.Store        = (*Store)(nil)
 )
 
+// readConns is the size of the read pool, at least.
+const readConns = 16
+
 // FileName is the database file inside the data directory.
 const FileName = "docsmith.db"
 
@@ -128,8 +131,11 @@ func OpenWith(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	// Every idle connection is kept: database/sql keeps two by default,
 	// and opening a connection (its pragmas, its schema) costs more than
-	// most reads under load.
-	conns := max(4, runtime.NumCPU())
+	// most reads under load. There are more connections than CPUs: a
+	// reader the Go scheduler pauses mid-query keeps its connection, and
+	// with one per CPU the requests behind it queued for one (an assistant
+	// answer's first byte waited twice as long at 100 concurrent streams).
+	conns := max(readConns, runtime.NumCPU())
 	read.SetMaxOpenConns(conns)
 	read.SetMaxIdleConns(conns)
 	s.read = readDB{DB: read, cache: &stmtCache{stmts: map[string]*sql.Stmt{}}}
