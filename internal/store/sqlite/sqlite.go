@@ -37,7 +37,7 @@ type Store struct {
 	writeDB    *sql.DB // the writer's pool of one connection
 	checkpoint *checkpointer
 	read       readDB
-	health  writehealth.Tracker
+	health     writehealth.Tracker
 }
 
 var (
