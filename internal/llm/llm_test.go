@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -689,6 +691,51 @@ func TestModelThatNeverFinishes(t *testing.T) {
 			}
 			if n := len(srv.Requests()); n != 5 {
 				t.Errorf("requests = %d, want 5", n)
+			}
+		})
+	}
+}
+
+// TestConcurrentAnswersReuseConnections streams rounds of answers at once
+// with the default client: after the first round, every call finds an idle
+// connection of the one before, as a busy assistant's calls must (a new
+// connection per answer costs both servers more than the answer's bytes).
+func TestConcurrentAnswersReuseConnections(t *testing.T) {
+	t.Parallel()
+	const streams, rounds = 8, 3
+	for _, p := range providers() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			srv := p.newServer(t, llmtest.Forever(llmtest.Text("Hel", "lo.")))
+			m := p.open(t, srv.URL, nil)
+			var (
+				mu       sync.Mutex
+				newConns int
+			)
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				if !info.Reused {
+					mu.Lock()
+					newConns++
+					mu.Unlock()
+				}
+			}}
+			ctx := httptrace.WithClientTrace(t.Context(), trace)
+			for round := range rounds {
+				var wg sync.WaitGroup
+				for range streams {
+					wg.Go(func() {
+						_, err := m.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}}}, nil)
+						if err != nil {
+							t.Errorf("Chat: %v", err)
+						}
+					})
+				}
+				wg.Wait()
+				mu.Lock()
+				if round > 0 && newConns > streams {
+					t.Errorf("round %d: %d connections opened in all, want at most %d (one per stream, in the first round)", round, newConns, streams)
+				}
+				mu.Unlock()
 			}
 		})
 	}

@@ -40,7 +40,7 @@ type Options struct {
 	BaseURL string
 	// APIKey is sent as the X-Api-Key header.
 	APIKey string
-	// HTTPClient sends the requests; nil means a new default client.
+	// HTTPClient sends the requests; nil means a new core.NewHTTPClient.
 	HTTPClient *http.Client
 }
 
@@ -63,7 +63,7 @@ func New(opts Options) (*Model, error) {
 		return nil, fmt.Errorf("anthropic: base URL %q is not an http(s) URL", opts.BaseURL)
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
+		opts.HTTPClient = core.NewHTTPClient()
 	}
 	m := &Model{opts: opts}
 	// NewMessageService, unlike NewClient, reads nothing from the environment

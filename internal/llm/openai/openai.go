@@ -38,7 +38,7 @@ type Options struct {
 	// APIKey is sent as "Authorization: Bearer …". Local servers may need
 	// none.
 	APIKey string
-	// HTTPClient sends the requests; nil means a new default client.
+	// HTTPClient sends the requests; nil means a new core.NewHTTPClient.
 	HTTPClient *http.Client
 	// MaxCompletionTokens sends Request.MaxTokens as max_completion_tokens,
 	// which OpenAI's reasoning models require, instead of max_tokens, which
@@ -65,7 +65,7 @@ func New(opts Options) (*Model, error) {
 		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", opts.BaseURL)
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
+		opts.HTTPClient = core.NewHTTPClient()
 	}
 	m := &Model{opts: opts}
 	// NewChatCompletionService, unlike NewClient, reads nothing from the
