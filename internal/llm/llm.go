@@ -47,8 +47,9 @@ type Message = core.Message
 type Tool = core.Tool
 
 // Request is one call of the model: System prompt, Messages, Tools,
-// MaxTokens (0: the provider's default) and Temperature (nil: the
-// provider's default).
+// MaxTokens (0: the provider's default), Temperature (nil: the provider's
+// default), and Flush, called before the call waits for more of a streamed
+// answer, for a caller that buffers the text it streams on.
 type Request = core.Request
 
 // Usage is what a call cost: InputTokens and OutputTokens.
@@ -65,7 +66,8 @@ type Response = core.Response
 //	Chat(ctx context.Context, req Request, onText func(delta string)) (Response, error)
 //
 // Chat streams: onText, which may be nil, gets each piece of text as it
-// arrives, in order, on the calling goroutine.
+// arrives, in order, on the calling goroutine; Request.Flush, if set, is
+// called there too, whenever Chat is about to wait for more.
 type Model = core.Model
 
 // Why the model stopped, the same words for every provider. Anything else is

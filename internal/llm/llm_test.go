@@ -740,3 +740,40 @@ func TestConcurrentAnswersReuseConnections(t *testing.T) {
 		})
 	}
 }
+
+// TestChatFlushesBeforeWaiting: pieces that arrive apart are each followed
+// by a Flush before the next piece, and before the call ends: a caller
+// that buffers the pieces until Flush shows each one as it comes.
+func TestChatFlushesBeforeWaiting(t *testing.T) {
+	t.Parallel()
+	for _, p := range providers() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			turn := llmtest.Text("Hel", "lo, ", "world.")
+			turn.ChunkDelay = 20 * time.Millisecond
+			srv := p.newServer(t, turn)
+			m := p.open(t, srv.URL, nil)
+			var calls []string
+			_, err := m.Chat(t.Context(), llm.Request{
+				Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}},
+				Flush:    func() { calls = append(calls, "flush") },
+			}, func(d string) { calls = append(calls, d) })
+			if err != nil {
+				t.Fatalf("Chat: %v", err)
+			}
+			var pieces []string
+			for i, c := range calls {
+				if c == "flush" {
+					continue
+				}
+				pieces = append(pieces, c)
+				if i+1 == len(calls) || calls[i+1] != "flush" {
+					t.Errorf("piece %q not flushed before the next one: %q", c, calls)
+				}
+			}
+			if want := []string{"Hel", "lo, ", "world."}; !slices.Equal(pieces, want) {
+				t.Errorf("pieces = %q, want %q", pieces, want)
+			}
+		})
+	}
+}

@@ -125,6 +125,11 @@ func (m *Model) Chat(ctx context.Context, req core.Request, onText func(string))
 			if onText != nil {
 				onText(s)
 			}
+			// The SDK's decoder does not tell whether more has arrived,
+			// so every piece is flushed on its own.
+			if req.Flush != nil {
+				req.Flush()
+			}
 		}
 	}
 	for stream.Next() {

@@ -121,7 +121,11 @@ func (m *Model) Chat(ctx context.Context, req core.Request, onText func(string))
 	}
 	defer func() { _ = res.Body.Close() }()
 
-	events := newSSEReader(res.Body)
+	body := io.Reader(res.Body)
+	if req.Flush != nil {
+		body = &flushingReader{r: body, flush: req.Flush}
+	}
+	events := newSSEReader(body)
 	chunks := newChunkReader(events)
 	var a answer
 	for {

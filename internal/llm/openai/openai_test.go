@@ -292,3 +292,29 @@ func TestChatRefusesAnOversizedEvent(t *testing.T) {
 		t.Errorf("error %v is a cut stream, which would be retried", err)
 	}
 }
+
+// TestChatFlushesOncePerBurst: a stream that is all there at once is
+// flushed once per read of it, not once per piece.
+func TestChatFlushesOncePerBurst(t *testing.T) {
+	t.Parallel()
+	body := recordedAnswer(t, 200)
+	m, err := openai.New(openai.Options{
+		Model: "m", BaseURL: "http://model.test/v1",
+		HTTPClient: &http.Client{Transport: replayTransport{body: body}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces, flushes := 0, 0
+	_, err = m.Chat(t.Context(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}},
+		Flush:    func() { flushes++ },
+	}, func(string) { pieces++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 16 KiB per read of the body.
+	if maxFlushes := len(body)/(16<<10) + 2; pieces != 200 || flushes > maxFlushes {
+		t.Errorf("%d pieces, %d flushes for %d bytes; want 200 pieces, at most %d flushes", pieces, flushes, len(body), maxFlushes)
+	}
+}

@@ -114,6 +114,20 @@ func (r *sseReader) line() ([]byte, error) {
 	return bytes.TrimSuffix(line, []byte("\r")), nil
 }
 
+// flushingReader calls flush before every read of r. The sseReader reads
+// the body only when the events it has are used up, so a read is where the
+// adapter may wait on the network, and every piece of text decoded before
+// it has gone to onText: the moment for the caller to flush them.
+type flushingReader struct {
+	r     io.Reader
+	flush func()
+}
+
+func (f *flushingReader) Read(p []byte) (int, error) {
+	f.flush()
+	return f.r.Read(p)
+}
+
 // drainWait and maxDrain bound what drain waits for and reads.
 const (
 	drainWait = 100 * time.Millisecond
