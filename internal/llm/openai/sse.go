@@ -17,9 +17,9 @@ import (
 // hostile, and holding them all would cost every answer streaming at once.
 const maxEventSize = 8 << 20
 
-// readBufferSize is the reader's buffer: larger than what one read of the
-// response body returns (the transport reads the connection 4 KiB at a
-// time), so that a read takes all the events that have arrived.
+// readBufferSize is the reader's buffer, so that one read of the response
+// body takes many events when they have arrived together (what it gets is
+// bounded by the transport's own buffer, 32 KiB for core.NewHTTPClient's).
 const readBufferSize = 16 << 10
 
 // errEventTooLarge is in the error of a stream whose event outgrew

@@ -12,6 +12,13 @@ import (
 // what a busy server needs.
 const MaxIdleConnsPerHost = 256
 
+// ReadBufferSize is the buffer each connection reads the network into. A
+// streamed answer arrives as hundreds of small events; when several have
+// arrived, one read takes them all, where the default 4 KiB took them a
+// few at a time, with a system call (and, downstream, a flush to the
+// reader) for each.
+const ReadBufferSize = 32 << 10
+
 // NewHTTPClient returns a client for model servers: the default transport's
 // settings (the proxy from the environment, its timeouts, HTTP/2), with an
 // idle pool per host sized for many answers streaming at once, and no
@@ -24,6 +31,7 @@ func NewHTTPClient() *http.Client {
 		t = &http.Transport{Proxy: http.ProxyFromEnvironment, IdleConnTimeout: 90 * time.Second}
 	}
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	t.ReadBufferSize = ReadBufferSize
 	t.MaxIdleConns = max(t.MaxIdleConns, MaxIdleConnsPerHost)
 	return &http.Client{Transport: t}
 }
