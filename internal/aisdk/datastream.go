@@ -162,6 +162,17 @@ func (s *DataStream) TextDelta(id, delta string) error {
 	return s.flush()
 }
 
+// BufferTextDelta holds a 0:"delta" text part for the next write.
+func (s *DataStream) BufferTextDelta(id, delta string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkText(id, false); err != nil || delta == "" {
+		return err
+	}
+	s.stringPart(codeText, delta)
+	return s.hold()
+}
+
 // TextEnd writes nothing; it closes block id.
 func (s *DataStream) TextEnd(id string) error {
 	s.mu.Lock()

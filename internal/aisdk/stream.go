@@ -65,6 +65,13 @@ type Stream interface {
 	TextStart(id string) error
 	// TextDelta appends to an open text block. Empty deltas write nothing.
 	TextDelta(id, delta string) error
+	// BufferTextDelta is TextDelta that leaves its event in the stream's
+	// buffer, to be written and flushed by Flush or by the next call that
+	// writes, so that deltas that come in a burst reach the client in one
+	// write. Events held past a few KiB are written at once.
+	BufferTextDelta(id, delta string) error
+	// Flush writes and flushes the events BufferTextDelta holds, if any.
+	Flush() error
 	// TextEnd closes a text block.
 	TextEnd(id string) error
 	// Text writes a whole text block, as TextStart, TextDelta for each
@@ -103,9 +110,10 @@ const defaultErrorText = "An error occurred."
 
 // writer is what both encoders share: headers on the first byte, one write
 // and one flush per call (a call's events are ready together, so the client
-// gets them together, with one system call), a sticky write error, the text
-// blocks that are open and the call-order checks. Its methods expect mu to
-// be held.
+// gets them together, with one system call) or per burst of buffered
+// deltas, a sticky write error, the text blocks that are open and the
+// call-order checks. Its methods expect mu to be held, except Started and
+// Flush.
 type writer struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
@@ -120,7 +128,7 @@ type writer struct {
 	content bool     // a source or text was emitted
 	open    []string // open text block ids, in opening order
 
-	buf []byte // the call's events
+	buf []byte // the call's events, after those BufferTextDelta holds
 }
 
 // initialBuffer holds the largest call of most answers (a quoted answer's
@@ -208,6 +216,25 @@ func (wr *writer) flush() error {
 		return wr.fail(err)
 	}
 	return nil
+}
+
+// hold leaves the call's events in the buffer for a later write, unless
+// the buffer has grown to initialBuffer: then it is written now.
+func (wr *writer) hold() error {
+	if len(wr.buf) < initialBuffer {
+		return nil
+	}
+	return wr.flush()
+}
+
+// Flush writes and flushes the events held in the buffer, if any.
+func (wr *writer) Flush() error {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	if err := wr.usable(); err != nil {
+		return err
+	}
+	return wr.flush()
 }
 
 func (wr *writer) fail(err error) error {

@@ -505,6 +505,9 @@ func TestSequence(t *testing.T) {
 		{"text after error", func(s Stream) error { return s.Error("x") }, func(s Stream) error { return s.TextStart("a") }, ErrClosed},
 		{"whole text for an open block", func(s Stream) error { return s.TextStart("a") }, func(s Stream) error { return s.Text("a", "x") }, ErrSequence},
 		{"whole text after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.Text("a", "x") }, ErrClosed},
+		{"buffered delta before text-start", nil, func(s Stream) error { return s.BufferTextDelta("t", "x") }, ErrSequence},
+		{"buffered delta after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.BufferTextDelta("t", "x") }, ErrClosed},
+		{"flush after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.Flush() }, ErrClosed},
 	}
 	for _, p := range protocols() {
 		for _, tc := range tests {
@@ -578,6 +581,76 @@ func TestTextAsDeltas(t *testing.T) {
 			}
 			if writes != wantWrites {
 				t.Errorf("%d writes, want %d", writes, wantWrites)
+			}
+		})
+	}
+}
+
+// TestBufferedDeltas: deltas held by BufferTextDelta are byte for byte
+// what TextDelta writes, and go out in one write at Flush, or with the next
+// call that writes, or at once when they outgrow the buffer.
+func TestBufferedDeltas(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"Intro:\n\n", "", "**Install** [1]\n\n> `npm i -g <cli>` & \"quotes\"\n", "Ünïcödé \u2028 ✓\n"}
+	for _, p := range protocols() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			// run writes the start, one text block through deltas, and the
+			// finish, and returns the body and the writes of the text.
+			run := func(deltas func(Stream) error) (string, int) {
+				w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+				s := p.new(w)
+				if err := do(
+					func() error { return s.Start(messageID, threadID) },
+					func() error { return s.TextStart("t") },
+				); err != nil {
+					t.Fatal(err)
+				}
+				before := w.writes
+				if err := deltas(s); err != nil {
+					t.Fatal(err)
+				}
+				writes := w.writes - before
+				if err := s.Finish(threadID, true, nil); err != nil {
+					t.Fatal(err)
+				}
+				return w.Body.String(), writes
+			}
+			each := func(write func(Stream, string, string) error) func(Stream) error {
+				return func(s Stream) error {
+					for _, piece := range pieces {
+						if err := write(s, "t", piece); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+			}
+			want, _ := run(each(Stream.TextDelta))
+			got, writes := run(func(s Stream) error {
+				if err := each(Stream.BufferTextDelta)(s); err != nil {
+					return err
+				}
+				return do(s.Flush, s.Flush) // the second has nothing to write
+			})
+			if got != want || writes != 1 {
+				t.Errorf("buffered deltas and Flush: %d writes of\n%s\nwant 1 write of\n%s", writes, got, want)
+			}
+			got, writes = run(each(Stream.BufferTextDelta))
+			if got != want || writes != 0 {
+				t.Errorf("buffered deltas and no Flush: %d writes before the finish, and\n%s\nwant 0, and\n%s", writes, got, want)
+			}
+			big := strings.Repeat("x", 100)
+			_, writes = run(func(s Stream) error {
+				for range 2 * initialBuffer / len(big) {
+					if err := s.BufferTextDelta("t", big); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if writes == 0 {
+				t.Errorf("%d bytes of deltas held without a write", 2*initialBuffer)
 			}
 		})
 	}

@@ -171,6 +171,17 @@ func (s *UIMessageStream) TextDelta(id, delta string) error {
 	return s.flush()
 }
 
+// BufferTextDelta holds a text-delta for the next write.
+func (s *UIMessageStream) BufferTextDelta(id, delta string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkText(id, false); err != nil || delta == "" {
+		return err
+	}
+	s.delta(id, delta)
+	return s.hold()
+}
+
 // TextEnd writes text-end.
 func (s *UIMessageStream) TextEnd(id string) error {
 	s.mu.Lock()

@@ -61,6 +61,10 @@ type Main struct {
 	stopPool context.CancelFunc
 	wg       sync.WaitGroup
 	workerID string
+
+	// modelClient sends every model call of this server, the assistant's
+	// and the agent's, which share its idle connections.
+	modelClient *http.Client
 }
 
 // Start opens the store and begins serving and working. It returns once the
@@ -75,6 +79,7 @@ func (m *Main) Start(ctx context.Context) error {
 	if m.LookupEnv == nil {
 		m.LookupEnv = os.LookupEnv
 	}
+	m.modelClient = llm.NewHTTPClient()
 	git, err := gitcli.New(gitcli.Config{HomeDir: filepath.Join(m.Config.DataDir, "git-home"), Log: m.Log, AllowHTTP: m.Config.Agent.GitAllowHTTP})
 	if err != nil {
 		return fmt.Errorf("docsmith needs git: %w", err)
@@ -320,14 +325,7 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 	if workDir == "" {
 		workDir = filepath.Join(cfg.DataDir, "work")
 	}
-	models := llm.Config{
-		OpenAIBaseURL:    cfg.Models.OpenAIBaseURL,
-		OpenAIAPIKey:     cfg.Models.OpenAIAPIKey,
-		AnthropicBaseURL: cfg.Models.AnthropicBaseURL,
-		AnthropicAPIKey:  cfg.Models.AnthropicAPIKey,
-		CallTimeout:      cfg.Models.CallTimeout,
-		Log:              m.Log,
-	}
+	models := m.modelConfig()
 	return agentrun.New(agentrun.Config{
 		WorkDir:     workDir,
 		Git:         git,

@@ -15,14 +15,7 @@ import (
 // catalogs, with the configured model providers; turns stores its answered
 // turns.
 func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, turns assistant.TurnRecorder, catalogs assistant.CatalogStore) *assistant.Service {
-	models := llm.Config{
-		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
-		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
-		AnthropicBaseURL: m.Config.Models.AnthropicBaseURL,
-		AnthropicAPIKey:  m.Config.Models.AnthropicAPIKey,
-		CallTimeout:      m.Config.Models.CallTimeout,
-		Log:              m.Log,
-	}
+	models := m.modelConfig()
 	return assistant.New(assistant.Config{
 		Index:     index,
 		Threads:   threads,
@@ -32,6 +25,21 @@ func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, t
 		Log:       m.Log,
 		Now:       m.Now,
 	})
+}
+
+// modelConfig is how the assistant and the agent open models: the
+// configured providers, over the one HTTP client of this server, whose idle
+// connections they share.
+func (m *Main) modelConfig() llm.Config {
+	return llm.Config{
+		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
+		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
+		AnthropicBaseURL: m.Config.Models.AnthropicBaseURL,
+		AnthropicAPIKey:  m.Config.Models.AnthropicAPIKey,
+		CallTimeout:      m.Config.Models.CallTimeout,
+		HTTPClient:       m.modelClient,
+		Log:              m.Log,
+	}
 }
 
 // NewIndexer returns the indexer of a server and of 'docsmith index': it

@@ -218,24 +218,42 @@ func (a *Answer) generate(ctx context.Context, st aisdk.Stream, t *Turn, ps []pa
 			opened = true
 		}
 		answer.WriteString(s)
-		return st.TextDelta(textID, s)
+		// Held until the model's stream has nothing more at hand (Flush
+		// below): the deltas of one read of it go out in one write.
+		return st.BufferTextDelta(textID, s)
 	})
 	var writeErr error
+	failed := func(err error) {
+		writeErr = err
+		cancel() // the client is gone: stop generating
+	}
 	resp, err := model.Chat(genCtx, llm.Request{
 		System:    systemPrompt(a.domain, a.req, ps),
 		Messages:  append(append([]llm.Message(nil), a.history...), llm.Message{Role: llm.RoleUser, Content: a.req.Question()}),
 		MaxTokens: maxAnswerTokens,
+		Flush: func() {
+			if writeErr != nil || !opened {
+				return
+			}
+			if err := st.Flush(); err != nil {
+				failed(err)
+			}
+		},
 	}, func(delta string) {
 		if writeErr != nil {
 			return
 		}
 		if err := filter.Write(delta); err != nil {
-			writeErr = err
-			cancel() // the client is gone: stop generating
+			failed(err)
 		}
 	})
 	if writeErr == nil {
 		writeErr = filter.Close()
+	}
+	if writeErr == nil && opened {
+		// What the filter held back goes out now, not after the turn is
+		// stored.
+		writeErr = st.Flush()
 	}
 	t.Answer = answer.String()
 	t.InputTokens, t.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens

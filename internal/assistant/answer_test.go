@@ -1,7 +1,9 @@
 package assistant_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -393,6 +395,48 @@ func TestHeartbeatsWhileWaiting(t *testing.T) {
 	}
 	if ping, text := strings.Index(r.raw, ": ping"), strings.Index(r.raw, `"text-delta"`); ping > text || strings.Contains(r.raw[text:], ": ping") {
 		t.Fatalf("heartbeats must stop once the text flows:\n%s", r.raw)
+	}
+}
+
+// TestModelTextReachesTheReaderWhileTheModelPauses: the text deltas are
+// held to be written a burst at a time, but text the model sent must reach
+// the reader while the model is silent, not when it goes on.
+func TestModelTextReachesTheReaderWhileTheModelPauses(t *testing.T) {
+	t.Parallel()
+	model := llmtest.NewOpenAIServer(t, llmtest.Stall("Use a .ternignore ", "file [1]."))
+	e := setup(t, func(c *assistant.Config) { c.OpenModel = openModel(model.URL) })
+	d := e.withModel(e.domain, "openai/test-model")
+	req := ask("How do I exclude files from a sync?")
+	must(t, req.Validate())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, err := e.svc.Begin(r.Context(), d, req)
+		if err != nil {
+			t.Errorf("begin: %v", err)
+			return
+		}
+		if err := a.Stream(r.Context(), aisdk.NewUIMessageStream(w)); err != nil {
+			t.Errorf("stream: %v", err)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel() // the reader leaves, which ends the stalled answer
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
+	must(t, err)
+	res, err := srv.Client().Do(httpReq)
+	must(t, err)
+	defer func() { _ = res.Body.Close() }()
+	var text strings.Builder
+	lines := bufio.NewScanner(res.Body)
+	for lines.Scan() && text.String() != "Use a .ternignore file [1]." {
+		if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok && strings.Contains(data, `"text-delta"`) {
+			var c struct{ Delta string }
+			must(t, json.Unmarshal([]byte(data), &c))
+			text.WriteString(c.Delta)
+		}
+	}
+	if text.String() != "Use a .ternignore file [1]." {
+		t.Fatalf("while the model paused, the reader got %q (%v)", text.String(), lines.Err())
 	}
 }
 

@@ -22,14 +22,14 @@ const maxMarker = 32
 type citeFilter struct {
 	n       int // passages of this turn, numbered 1..n
 	emit    func(string) error
-	partial string          // an unfinished UTF-8 sequence ending the last delta
-	spaces  string          // spaces not yet emitted
-	pending strings.Builder // a possible marker, from its "["
-	out     strings.Builder // scratch for one Write
-	ticks   int             // backticks in the current run
-	code    int             // length of the backtick run that opened code, 0 outside
-	cited   map[int]bool    // numbers kept
-	dropped int             // numbers removed
+	partial string // an unfinished UTF-8 sequence ending the last delta
+	spaces  int    // spaces not yet emitted
+	pending []byte // a possible marker, from its "["
+	out     []byte // what one Write emits; reused, as the filter runs once per delta
+	ticks   int    // backticks in the current run
+	code    int    // length of the backtick run that opened code, 0 outside
+	cited   map[int]bool
+	dropped int // numbers removed
 }
 
 func newCiteFilter(n int, emit func(string) error) *citeFilter {
@@ -38,15 +38,26 @@ func newCiteFilter(n int, emit func(string) error) *citeFilter {
 
 // Write filters one delta and emits what is settled.
 func (f *citeFilter) Write(delta string) error {
-	f.out.Reset()
-	delta = f.partial + delta
-	f.partial = ""
+	f.out = f.out[:0]
+	if f.partial != "" {
+		delta = f.partial + delta
+		f.partial = ""
+	}
 	// A delta may end inside a UTF-8 sequence; keep its start for the next.
 	if i := incompleteTail(delta); i < len(delta) {
 		delta, f.partial = delta[:i], delta[i:]
 	}
 	for _, r := range delta {
 		f.feed(r)
+	}
+	// A model's tokens mostly carry their leading space, so what a delta
+	// lets through is most often the delta itself, which needs no copy.
+	if string(f.out) == delta {
+		f.out = f.out[:0]
+		if delta == "" {
+			return nil
+		}
+		return f.emit(delta)
 	}
 	return f.flushOut()
 }
@@ -68,33 +79,43 @@ func incompleteTail(s string) int {
 
 // Close emits text still held back.
 func (f *citeFilter) Close() error {
-	f.out.Reset()
-	f.out.WriteString(f.spaces + f.pending.String() + f.partial)
-	f.spaces, f.partial = "", ""
-	f.pending.Reset()
+	f.out = f.out[:0]
+	f.writeSpaces()
+	f.out = append(f.out, f.pending...)
+	f.out = append(f.out, f.partial...)
+	f.partial = ""
+	f.pending = f.pending[:0]
 	return f.flushOut()
 }
 
 func (f *citeFilter) flushOut() error {
-	if f.out.Len() == 0 {
+	if len(f.out) == 0 {
 		return nil
 	}
-	return f.emit(f.out.String())
+	return f.emit(string(f.out))
+}
+
+// writeSpaces emits the spaces held back.
+func (f *citeFilter) writeSpaces() {
+	for ; f.spaces > 0; f.spaces-- {
+		f.out = append(f.out, ' ')
+	}
 }
 
 func (f *citeFilter) feed(r rune) {
-	if f.pending.Len() > 0 {
+	if len(f.pending) > 0 {
 		switch {
 		case r == ']':
-			f.pending.WriteRune(r)
-			if m := f.marker(f.pending.String()); m != "" {
-				f.out.WriteString(f.spaces + m)
+			f.pending = append(f.pending, ']')
+			if m := f.marker(string(f.pending)); m != "" {
+				f.writeSpaces()
+				f.out = append(f.out, m...)
 			}
-			f.spaces = ""
-			f.pending.Reset()
-		case r >= '0' && r <= '9', r == ',', r == ' ', r == '^' && f.pending.Len() == 1:
-			f.pending.WriteRune(r)
-			if f.pending.Len() > maxMarker {
+			f.spaces = 0
+			f.pending = f.pending[:0]
+		case r >= '0' && r <= '9', r == ',', r == ' ', r == '^' && len(f.pending) == 1:
+			f.pending = append(f.pending, byte(r))
+			if len(f.pending) > maxMarker {
 				f.release()
 			}
 		default:
@@ -106,28 +127,26 @@ func (f *citeFilter) feed(r rune) {
 		return
 	}
 	if r == '`' {
-		f.out.WriteString(f.spaces)
-		f.spaces = ""
+		f.writeSpaces()
 		f.ticks++
-		f.out.WriteRune(r)
+		f.out = append(f.out, '`')
 		return
 	}
 	if f.ticks > 0 {
 		f.endTicks()
 	}
 	if f.code > 0 {
-		f.out.WriteRune(r) // arr[0] in code is not a citation
+		f.out = utf8.AppendRune(f.out, r) // arr[0] in code is not a citation
 		return
 	}
 	switch r {
 	case ' ':
-		f.spaces += " "
+		f.spaces++
 	case '[':
-		f.pending.WriteRune(r)
+		f.pending = append(f.pending, '[')
 	default:
-		f.out.WriteString(f.spaces)
-		f.spaces = ""
-		f.out.WriteRune(r)
+		f.writeSpaces()
+		f.out = utf8.AppendRune(f.out, r)
 	}
 }
 
@@ -145,9 +164,9 @@ func (f *citeFilter) endTicks() {
 
 // release emits held-back text as it was.
 func (f *citeFilter) release() {
-	f.out.WriteString(f.spaces + f.pending.String())
-	f.spaces = ""
-	f.pending.Reset()
+	f.writeSpaces()
+	f.out = append(f.out, f.pending...)
+	f.pending = f.pending[:0]
 }
 
 var markerNumber = regexp.MustCompile(`\d+`)

@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,31 @@ func TestCiteFilter(t *testing.T) {
 				t.Fatalf("rune by rune: %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCiteFilterEmitsPerDelta: what each delta lets through is one text
+// delta on the wire, so the pieces, not only their sum, must stay the same.
+func TestCiteFilterEmitsPerDelta(t *testing.T) {
+	t.Parallel()
+	deltas := []string{"Per ", "the ", "docs [", "1] ", "and", "  [9]", ". Use", " `x[2]` ", "now\xe4", "\xb8\xad [", "^2, 7]", " é ", "[link](u)", " end  "}
+	want := [][]string{{"Per"}, {" the"}, {" docs"}, {" [1]"}, {" and"}, nil, {". Use"}, {" `x[2]`"}, {" now"}, {"中"}, {" [^2]"}, {" é"}, {" [link](u)"}, {" end"}}
+	var got [][]string
+	var pieces []string
+	f := newCiteFilter(2, func(s string) error { pieces = append(pieces, s); return nil })
+	for _, d := range deltas {
+		pieces = nil
+		if err := f.Write(d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, pieces)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("pieces per delta:\n%q\nwant\n%q", got, want)
+	}
+	pieces = nil
+	if err := f.Close(); err != nil || !reflect.DeepEqual(pieces, []string{"  "}) {
+		t.Errorf("Close emitted %q, %v; want the two spaces held", pieces, err)
 	}
 }
 

@@ -23,7 +23,7 @@ const siteURL = "https://tern.example/docs"
 // env is one test's world: a real SQLite store with two organizations, a
 // domain in each over the fixture site, indexed.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	store   *sqlite.Store
 	tenants *tenant.Service
 	svc     *assistant.Service
@@ -32,7 +32,7 @@ type env struct {
 	foreign tenant.Domain // org globex
 }
 
-func setup(t *testing.T, configure func(*assistant.Config)) *env {
+func setup(t testing.TB, configure func(*assistant.Config)) *env {
 	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, t.TempDir())
@@ -118,7 +118,7 @@ type reply struct {
 	finished   bool
 }
 
-func parseUIStream(t *testing.T, raw string) reply {
+func parseUIStream(t testing.TB, raw string) reply {
 	t.Helper()
 	r := reply{raw: raw}
 	for _, event := range strings.Split(raw, "\n\n") {

@@ -47,8 +47,9 @@ type Message = core.Message
 type Tool = core.Tool
 
 // Request is one call of the model: System prompt, Messages, Tools,
-// MaxTokens (0: the provider's default) and Temperature (nil: the
-// provider's default).
+// MaxTokens (0: the provider's default), Temperature (nil: the provider's
+// default), and Flush, called before the call waits for more of a streamed
+// answer, for a caller that buffers the text it streams on.
 type Request = core.Request
 
 // Usage is what a call cost: InputTokens and OutputTokens.
@@ -65,7 +66,8 @@ type Response = core.Response
 //	Chat(ctx context.Context, req Request, onText func(delta string)) (Response, error)
 //
 // Chat streams: onText, which may be nil, gets each piece of text as it
-// arrives, in order, on the calling goroutine.
+// arrives, in order, on the calling goroutine; Request.Flush, if set, is
+// called there too, whenever Chat is about to wait for more.
 type Model = core.Model
 
 // Why the model stopped, the same words for every provider. Anything else is
@@ -120,9 +122,10 @@ type Config struct {
 	// MaxRetryWait caps one wait between attempts, a Retry-After the
 	// provider asked for included. 0 means DefaultMaxRetryWait.
 	MaxRetryWait time.Duration
-	// HTTPClient sends the requests; nil means a new default client. It
+	// HTTPClient sends the requests; nil means a new NewHTTPClient. It
 	// should have no Timeout, which would cut long answers: CallTimeout
-	// bounds calls.
+	// bounds calls. Share one between the models of a process, so that
+	// they share its idle connections.
 	HTTPClient *http.Client
 	// Log gets a line for every retry; nil means no logging.
 	Log *slog.Logger
@@ -188,13 +191,19 @@ func withDefaults(cfg Config) Config {
 		cfg.MaxRetryWait = DefaultMaxRetryWait
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+		cfg.HTTPClient = NewHTTPClient()
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return cfg
 }
+
+// NewHTTPClient returns a client for model servers: the default transport's
+// settings (the proxy from the environment, its timeouts), with room for
+// 256 idle connections per server instead of the default 2, so that many
+// answers streaming at once reuse their connections.
+func NewHTTPClient() *http.Client { return core.NewHTTPClient() }
 
 // isOpenAIItself reports whether baseURL is OpenAI's own API, whose newer
 // models take max_completion_tokens where compatible servers take max_tokens.

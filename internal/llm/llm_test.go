@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -689,6 +691,88 @@ func TestModelThatNeverFinishes(t *testing.T) {
 			}
 			if n := len(srv.Requests()); n != 5 {
 				t.Errorf("requests = %d, want 5", n)
+			}
+		})
+	}
+}
+
+// TestConcurrentAnswersReuseConnections streams rounds of answers at once
+// with the default client: after the first round, every call finds an idle
+// connection of the one before, as a busy assistant's calls must (a new
+// connection per answer costs both servers more than the answer's bytes).
+func TestConcurrentAnswersReuseConnections(t *testing.T) {
+	t.Parallel()
+	const streams, rounds = 8, 3
+	for _, p := range providers() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			srv := p.newServer(t, llmtest.Forever(llmtest.Text("Hel", "lo.")))
+			m := p.open(t, srv.URL, nil)
+			var (
+				mu       sync.Mutex
+				newConns int
+			)
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				if !info.Reused {
+					mu.Lock()
+					newConns++
+					mu.Unlock()
+				}
+			}}
+			ctx := httptrace.WithClientTrace(t.Context(), trace)
+			for round := range rounds {
+				var wg sync.WaitGroup
+				for range streams {
+					wg.Go(func() {
+						_, err := m.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}}}, nil)
+						if err != nil {
+							t.Errorf("Chat: %v", err)
+						}
+					})
+				}
+				wg.Wait()
+				mu.Lock()
+				if round > 0 && newConns > streams {
+					t.Errorf("round %d: %d connections opened in all, want at most %d (one per stream, in the first round)", round, newConns, streams)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+}
+
+// TestChatFlushesBeforeWaiting: pieces that arrive apart are each followed
+// by a Flush before the next piece, and before the call ends: a caller
+// that buffers the pieces until Flush shows each one as it comes.
+func TestChatFlushesBeforeWaiting(t *testing.T) {
+	t.Parallel()
+	for _, p := range providers() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			turn := llmtest.Text("Hel", "lo, ", "world.")
+			turn.ChunkDelay = 20 * time.Millisecond
+			srv := p.newServer(t, turn)
+			m := p.open(t, srv.URL, nil)
+			var calls []string
+			_, err := m.Chat(t.Context(), llm.Request{
+				Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}},
+				Flush:    func() { calls = append(calls, "flush") },
+			}, func(d string) { calls = append(calls, d) })
+			if err != nil {
+				t.Fatalf("Chat: %v", err)
+			}
+			var pieces []string
+			for i, c := range calls {
+				if c == "flush" {
+					continue
+				}
+				pieces = append(pieces, c)
+				if i+1 == len(calls) || calls[i+1] != "flush" {
+					t.Errorf("piece %q not flushed before the next one: %q", c, calls)
+				}
+			}
+			if want := []string{"Hel", "lo, ", "world."}; !slices.Equal(pieces, want) {
+				t.Errorf("pieces = %q, want %q", pieces, want)
 			}
 		})
 	}

@@ -40,7 +40,7 @@ type Options struct {
 	BaseURL string
 	// APIKey is sent as the X-Api-Key header.
 	APIKey string
-	// HTTPClient sends the requests; nil means a new default client.
+	// HTTPClient sends the requests; nil means a new core.NewHTTPClient.
 	HTTPClient *http.Client
 }
 
@@ -63,7 +63,7 @@ func New(opts Options) (*Model, error) {
 		return nil, fmt.Errorf("anthropic: base URL %q is not an http(s) URL", opts.BaseURL)
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
+		opts.HTTPClient = core.NewHTTPClient()
 	}
 	m := &Model{opts: opts}
 	// NewMessageService, unlike NewClient, reads nothing from the environment
@@ -124,6 +124,11 @@ func (m *Model) Chat(ctx context.Context, req core.Request, onText func(string))
 			text.WriteString(s)
 			if onText != nil {
 				onText(s)
+			}
+			// The SDK's decoder does not tell whether more has arrived,
+			// so every piece is flushed on its own.
+			if req.Flush != nil {
+				req.Flush()
 			}
 		}
 	}

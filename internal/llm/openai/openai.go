@@ -3,6 +3,11 @@
 // works with every server that speaks that API (OpenAI, vLLM, llama.cpp's
 // server, Ollama, OpenRouter) at a configurable base URL.
 //
+// The SDK builds and sends each request; the streamed response is read by
+// the adapter's own decoder (sse.go, chunk.go, parse.go), which reads
+// every stream as the SDK's would, at a small part of its cost: decoding
+// each chunk through the SDK was most of what a streamed answer cost.
+//
 // A Chat call is exactly one HTTP request: the SDK's retries are off, and
 // package llm, which opens these models, retries.
 package openai
@@ -12,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,7 +44,7 @@ type Options struct {
 	// APIKey is sent as "Authorization: Bearer …". Local servers may need
 	// none.
 	APIKey string
-	// HTTPClient sends the requests; nil means a new default client.
+	// HTTPClient sends the requests; nil means a new core.NewHTTPClient.
 	HTTPClient *http.Client
 	// MaxCompletionTokens sends Request.MaxTokens as max_completion_tokens,
 	// which OpenAI's reasoning models require, instead of max_tokens, which
@@ -65,7 +71,7 @@ func New(opts Options) (*Model, error) {
 		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", opts.BaseURL)
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
+		opts.HTTPClient = core.NewHTTPClient()
 	}
 	m := &Model{opts: opts}
 	// NewChatCompletionService, unlike NewClient, reads nothing from the
@@ -103,72 +109,117 @@ func (m *Model) Chat(ctx context.Context, req core.Request, onText func(string))
 	if err != nil {
 		return core.Response{}, err
 	}
-	stream := m.service.NewStreaming(ctx, params)
-	defer func() { _ = stream.Close() }()
-
-	var (
-		text     strings.Builder
-		calls    []*core.ToolCall
-		byIndex  = map[int64]*core.ToolCall{}
-		usage    core.Usage
-		stop     string
-		finished bool
-	)
-	for stream.Next() {
-		chunk := stream.Current()
-		if chunk.JSON.Usage.Valid() {
-			usage = core.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
-		}
-		for _, choice := range chunk.Choices {
-			if choice.Index != 0 {
-				continue // n is never set, but a server may be odd
-			}
-			delta := choice.Delta
-			for _, piece := range []string{delta.Content, delta.Refusal} {
-				if piece != "" {
-					text.WriteString(piece)
-					if onText != nil {
-						onText(piece)
-					}
-				}
-			}
-			for _, d := range delta.ToolCalls {
-				call := byIndex[d.Index]
-				// A server that numbers every call 0 still gives each its own ID.
-				if call == nil || (d.ID != "" && call.ID != "" && d.ID != call.ID) {
-					call = &core.ToolCall{}
-					byIndex[d.Index] = call
-					calls = append(calls, call)
-				}
-				if call.ID == "" {
-					call.ID = d.ID
-				}
-				if call.Name == "" {
-					call.Name = d.Function.Name
-				}
-				call.Arguments += d.Function.Arguments
-			}
-			if choice.FinishReason != "" {
-				stop = stopReason(choice.FinishReason)
-				finished = true
-			}
-		}
-	}
-	if err := stream.Err(); err != nil {
+	// The SDK sends the request, as NewStreaming would (its auth, headers,
+	// base URL and our middleware), and hands over the response unread:
+	// the stream is read here, by a chunkReader.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var res *http.Response
+	_, err = m.service.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&res))
+	if err != nil {
 		return core.Response{}, m.streamError(err)
 	}
-	if !finished {
+	defer func() { _ = res.Body.Close() }()
+
+	body := io.Reader(res.Body)
+	if req.Flush != nil {
+		body = &flushingReader{r: body, flush: req.Flush}
+	}
+	events := newSSEReader(body)
+	chunks := newChunkReader(events)
+	var a answer
+	for {
+		c, err := chunks.next()
+		if errors.Is(err, errDone) {
+			events.drain(cancel)
+			break
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return core.Response{}, m.streamError(err)
+		}
+		a.add(c, onText)
+	}
+	return a.response()
+}
+
+// answer puts a streamed answer together, chunk by chunk.
+type answer struct {
+	text     strings.Builder
+	calls    []*core.ToolCall
+	byIndex  map[int64]*core.ToolCall
+	usage    core.Usage
+	stop     string
+	finished bool
+}
+
+// add takes in one chunk, giving its text to onText.
+func (a *answer) add(c *chunk, onText func(string)) {
+	if c.hasUsage {
+		a.usage = core.Usage{InputTokens: int(c.promptTokens), OutputTokens: int(c.completionTokens)}
+	}
+	for i := range c.choices {
+		choice := &c.choices[i]
+		if choice.index != 0 {
+			continue // n is never set, but a server may be odd
+		}
+		for _, piece := range []string{choice.content, choice.refusal} {
+			if piece != "" {
+				a.text.WriteString(piece)
+				if onText != nil {
+					onText(piece)
+				}
+			}
+		}
+		for _, d := range choice.toolCalls {
+			a.addToolCall(d)
+		}
+		if choice.finishReason != "" {
+			a.stop = stopReason(choice.finishReason)
+			a.finished = true
+		}
+	}
+}
+
+// addToolCall takes in a piece of a tool call.
+func (a *answer) addToolCall(d toolCallDelta) {
+	if a.byIndex == nil {
+		a.byIndex = map[int64]*core.ToolCall{}
+	}
+	call := a.byIndex[d.index]
+	// A server that numbers every call 0 still gives each its own ID.
+	if call == nil || (d.id != "" && call.ID != "" && d.id != call.ID) {
+		call = &core.ToolCall{}
+		a.byIndex[d.index] = call
+		a.calls = append(a.calls, call)
+	}
+	if call.ID == "" {
+		call.ID = d.id
+	}
+	if call.Name == "" {
+		call.Name = d.name
+	}
+	call.Arguments += d.arguments
+}
+
+// response is the finished answer, or the error of a stream that ended
+// without a finish reason.
+func (a *answer) response() (core.Response, error) {
+	if !a.finished {
 		return core.Response{}, fmt.Errorf("%s: %w: the server closed the stream without a finish reason", provider, core.ErrStreamCut)
 	}
-	if len(calls) > 0 && stop == core.StopEnd {
+	stop := a.stop
+	if len(a.calls) > 0 && stop == core.StopEnd {
 		stop = core.StopToolCalls // some servers say "stop" after tool calls
 	}
 	resp := core.Response{
-		Message:    core.Message{Role: core.RoleAssistant, Content: text.String()},
-		Usage:      usage,
+		Message:    core.Message{Role: core.RoleAssistant, Content: a.text.String()},
+		Usage:      a.usage,
 		StopReason: stop,
 	}
-	for _, c := range calls {
+	for _, c := range a.calls {
 		if c.Arguments == "" {
 			c.Arguments = "{}" // some servers send nothing for a call without arguments
 		}
@@ -189,6 +240,10 @@ func (m *Model) streamError(err error) error {
 			Message:    core.Redact(msg, m.opts.APIKey),
 			InStream:   true,
 		}
+	}
+	if errors.Is(err, errEventTooLarge) {
+		// Not a cut stream: the same server would send the same again.
+		return fmt.Errorf("%s: %w", provider, err)
 	}
 	return core.StreamFailure(provider, m.opts.BaseURL, err)
 }

@@ -2,9 +2,16 @@ package openai_test
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/llm/llmtest"
@@ -174,5 +181,140 @@ func assertJSON(t *testing.T, got any, want string) {
 		wb, _ := json.MarshalIndent(w, "", "  ")
 		gb, _ := json.MarshalIndent(gn, "", "  ")
 		t.Errorf("request body:\n%s\nwant:\n%s", gb, wb)
+	}
+}
+
+// rawServer answers every request with the events handler writes, flushing
+// each, and counts the connections it accepted.
+type rawServer struct {
+	URL   string
+	conns atomic.Int64
+}
+
+func newRawServer(t *testing.T, handler func(w http.ResponseWriter, flush func())) *rawServer {
+	t.Helper()
+	s := &rawServer{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		handler(w, func() { _ = rc.Flush() })
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL + "/v1"
+	return s
+}
+
+const finishEvents = `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" + "data: [DONE]\n\n"
+
+func ask(t *testing.T, m *openai.Model) (llm.Response, error) {
+	t.Helper()
+	return m.Chat(t.Context(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}}}, nil)
+}
+
+// TestChatReusesTheConnectionAfterDone: the response ends a moment after
+// [DONE]; the call waits for its end, so that the next call finds the
+// connection idle instead of opening one.
+func TestChatReusesTheConnectionAfterDone(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(w http.ResponseWriter, flush func()) {
+		_, _ = io.WriteString(w, `data: {"choices":[{"delta":{"content":"Hi"}}]}`+"\n\n"+finishEvents)
+		flush()
+		time.Sleep(20 * time.Millisecond) // the end of the response comes later
+	})
+	m, err := openai.New(openai.Options{Model: "m", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if resp, err := ask(t, m); err != nil || resp.Message.Content != "Hi" {
+			t.Fatalf("Chat = %+v, %v", resp, err)
+		}
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("3 calls in a row opened %d connections, want 1", n)
+	}
+}
+
+// TestChatDoesNotWaitForAServerThatStaysOpenAfterDone: a server that sends
+// [DONE] and keeps the response open does not hold up the answer.
+func TestChatDoesNotWaitForAServerThatStaysOpenAfterDone(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := newRawServer(t, func(w http.ResponseWriter, flush func()) {
+		_, _ = io.WriteString(w, `data: {"choices":[{"delta":{"content":"Hi"}}]}`+"\n\n"+finishEvents)
+		flush()
+		<-release
+	})
+	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for the handler
+	m, err := openai.New(openai.Options{Model: "m", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if resp, err := ask(t, m); err != nil || resp.Message.Content != "Hi" {
+		t.Fatalf("Chat = %+v, %v", resp, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Chat took %s", d)
+	}
+}
+
+// TestChatRefusesAnOversizedEvent: a server that sends an endless line
+// gets a clear error, not a retry, once the line passes the bound.
+func TestChatRefusesAnOversizedEvent(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(w http.ResponseWriter, flush func()) {
+		_, _ = io.WriteString(w, `data: {"choices":[{"delta":{"content":"`)
+		line := strings.Repeat("x", 64<<10)
+		for range 200 { // 12.5 MiB
+			if _, err := io.WriteString(w, line); err != nil {
+				return
+			}
+		}
+		flush()
+	})
+	m, err := openai.New(openai.Options{Model: "m", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ask(t, m)
+	if err == nil || !strings.Contains(err.Error(), "openai: the server sent an event larger than 8 MiB") {
+		t.Fatalf("Chat error = %v", err)
+	}
+	if errors.Is(err, llm.ErrStreamCut) {
+		t.Errorf("error %v is a cut stream, which would be retried", err)
+	}
+}
+
+// TestChatFlushesOncePerBurst: a stream that is all there at once is
+// flushed once per read of it, not once per piece.
+func TestChatFlushesOncePerBurst(t *testing.T) {
+	t.Parallel()
+	body := recordedAnswer(t, 200)
+	m, err := openai.New(openai.Options{
+		Model: "m", BaseURL: "http://model.test/v1",
+		HTTPClient: &http.Client{Transport: replayTransport{body: body}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces, flushes := 0, 0
+	_, err = m.Chat(t.Context(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}},
+		Flush:    func() { flushes++ },
+	}, func(string) { pieces++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 16 KiB per read of the body.
+	if maxFlushes := len(body)/(16<<10) + 2; pieces != 200 || flushes > maxFlushes {
+		t.Errorf("%d pieces, %d flushes for %d bytes; want 200 pieces, at most %d flushes", pieces, flushes, len(body), maxFlushes)
 	}
 }

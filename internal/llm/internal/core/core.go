@@ -60,6 +60,13 @@ type Request struct {
 	MaxTokens int
 	// Temperature is left to the provider when nil.
 	Temperature *float64
+	// Flush, when set, is called on the goroutine that called Chat before
+	// Chat waits on the network for more of the answer, and so after the
+	// last piece of text of every burst: a caller that writes the pieces
+	// onText gets without flushing them (so that a burst read from the
+	// network at once reaches its reader in one write) flushes them then.
+	// It may come when no text came since the last call.
+	Flush func()
 }
 
 // Usage is what a call cost, in tokens.
