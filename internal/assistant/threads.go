@@ -125,6 +125,21 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
+// newThreadID returns "thr_" and 32 hex digits: the time in milliseconds
+// (48 bits), then 80 random bits. Threads started together then sort
+// together, so that storing a burst of new threads and their first turns
+// writes a few index pages at the end of each index rather than one page
+// at a random place per thread; 80 random bits still cannot be guessed.
+func newThreadID(now time.Time) string {
+	var b [16]byte
+	ms := uint64(now.UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (8 * (5 - i)))
+	}
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails
+	return "thr_" + hex.EncodeToString(b[:])
+}
+
 // resolveThread continues the thread id names when it belongs to the
 // domain, and otherwise starts a new one, which is stored with its first
 // turn (Turn.NewThread). A missing, unknown or foreign id all look the same
@@ -140,5 +155,5 @@ func (s *Service) resolveThread(ctx context.Context, d tenant.Domain, id, fp str
 		}
 	}
 	now := s.now()
-	return Thread{ID: newID("thr_"), Domain: d.ID, OrgID: d.OrgID, FP: fp, CreatedAt: now, UpdatedAt: now}, false, nil
+	return Thread{ID: newThreadID(now), Domain: d.ID, OrgID: d.OrgID, FP: fp, CreatedAt: now, UpdatedAt: now}, false, nil
 }
