@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -85,7 +83,7 @@ func (s *Service) StartRun(ctx context.Context, p tenant.Project, req RunRequest
 			return job, queued, err
 		}
 	}
-	id := uuid.NewString()
+	id := newJobID()
 	draft := Job{
 		ID:         id,
 		ProjectID:  p.ID,

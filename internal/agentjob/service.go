@@ -62,7 +62,7 @@ func (s *Service) create(ctx context.Context, p tenant.Project, prompt, idempote
 		return Job{}, false, err
 	}
 	now := s.now()
-	id := uuid.NewString()
+	id := newJobID()
 	draft := Job{
 		ID:         id,
 		ProjectID:  p.ID,
@@ -269,12 +269,25 @@ func ValidateIdempotencyKey(key string) error {
 	return nil
 }
 
-// BranchName is the job's branch: docsmith/<short-id>-<slug of the prompt>.
-func BranchName(id, prompt string) string {
+// newJobID returns a job id: a version 7 UUID, which starts with the time,
+// so that the jobs created together are written together at the end of the
+// store's indexes rather than each at a random place.
+func newJobID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// ShortID is the part of a job id that branch names and pages show: its
+// last 8 hex digits, which are random (the first ones of a version 7 UUID
+// are the time, the same for the jobs of a minute).
+func ShortID(id string) string {
 	short := strings.ReplaceAll(id, "-", "")
 	if len(short) > 8 {
-		short = short[:8]
+		short = short[len(short)-8:]
 	}
+	return short
+}
+
+// BranchName is the job's branch: docsmith/<short-id>-<slug of the prompt>.
+func BranchName(id, prompt string) string {
+	short := ShortID(id)
 	var b strings.Builder
 	dash, cut := false, false
 	for _, r := range strings.ToLower(prompt) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/docsmith/docsmith/internal/apperr"
 )
 
@@ -157,7 +159,7 @@ func TestValidatePrompt(t *testing.T) {
 
 func TestBranchName(t *testing.T) {
 	t.Parallel()
-	const id = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+	const id = "a5b4c3d2-4b5a-6978-8796-0f1e0f1e2d3c"
 	tests := []struct {
 		name   string
 		id     string
@@ -175,8 +177,8 @@ func TestBranchName(t *testing.T) {
 		{"exactly 40", id, strings.Repeat("a", 40), "docsmith/0f1e2d3c-" + strings.Repeat("a", 40)},
 		{"long prompt cut at 40", id, strings.Repeat("a", 100), "docsmith/0f1e2d3c-" + strings.Repeat("a", 40)},
 		{"cut does not end in a dash", id, strings.Repeat("a", 39) + " bbbb", "docsmith/0f1e2d3c-" + strings.Repeat("a", 39)},
-		{"id without dashes", "abcdef0123456789", "x", "docsmith/abcdef01-x"},
-		{"dash inside first 8", "ab-cd-ef-01-23", "x", "docsmith/abcdef01-x"},
+		{"id without dashes", "0123456789abcdef", "x", "docsmith/89abcdef-x"},
+		{"dash inside last 8", "23-ab-cd-ef-01", "x", "docsmith/abcdef01-x"},
 		{"short id", "abc", "x", "docsmith/abc-x"},
 	}
 	slugRE := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
@@ -248,5 +250,28 @@ func TestValidateIdempotencyKey(t *testing.T) {
 				t.Fatalf("ValidateIdempotencyKey(%q) message %q lacks %q", tc.key, msg, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestJobIDs: job ids are version 7 UUIDs, made in time order, and the
+// short ids of jobs created at once differ.
+func TestJobIDs(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	prev := ""
+	for range 1000 {
+		id := newJobID()
+		u, err := uuid.Parse(id)
+		if err != nil || u.Version() != 7 {
+			t.Fatalf("job id %q is not a version 7 UUID (%v)", id, err)
+		}
+		if id <= prev {
+			t.Fatalf("job id %s made after %s sorts before it", id, prev)
+		}
+		prev = id
+		if seen[ShortID(id)] {
+			t.Fatalf("two jobs made together share the short id %s", ShortID(id))
+		}
+		seen[ShortID(id)] = true
 	}
 }

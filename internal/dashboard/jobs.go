@@ -296,9 +296,4 @@ func settled(j agentjob.Job) bool {
 	return true
 }
 
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
+func shortID(id string) string { return agentjob.ShortID(id) }

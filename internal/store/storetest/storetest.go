@@ -205,7 +205,7 @@ func (e *env) newJobIn(projectID string, at time.Time) agentjob.Job {
 	id := uuid.NewString()
 	return agentjob.Job{
 		ID: id, ProjectID: projectID, Status: agentjob.Active,
-		Repository: "https://example.com/acme/docs.git", Branch: "docsmith/" + id[:8] + "-edit",
+		Repository: "https://example.com/acme/docs.git", Branch: agentjob.BranchName(id, "edit"),
 		BaseRef: "main", Model: "builtin", CreatedAt: at, UpdatedAt: at,
 		Messages: []agentjob.Message{{Seq: 1, Prompt: "fix the typo", State: agentjob.TurnQueued, CreatedAt: at}},
 	}
