@@ -21,7 +21,7 @@ func TestNewThreadID(t *testing.T) {
 	if a == b {
 		t.Errorf("two ids made at the same time are equal: %s", a)
 	}
-	if a[:16] != b[:16] || !(a < later && b < later) {
+	if a[:16] != b[:16] || a >= later || b >= later {
 		t.Errorf("ids do not sort by time: %s, %s, then %s", a, b, later)
 	}
 }
