@@ -62,6 +62,8 @@ type Stream interface {
 	// Sources emits citations, conventionally before the text that cites them.
 	Sources(srcs []Source) error
 	// TextStart opens a text block; id must be unique among the open blocks.
+	// Its event is held, as BufferTextDelta's are, and goes out with the
+	// block's first text.
 	TextStart(id string) error
 	// TextDelta appends to an open text block. Empty deltas write nothing.
 	TextDelta(id, delta string) error

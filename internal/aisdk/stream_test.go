@@ -656,6 +656,35 @@ func TestBufferedDeltas(t *testing.T) {
 	}
 }
 
+// TestTextStartGoesOutWithTheFirstText: opening a text block writes
+// nothing of its own; its event goes out with the block's first text.
+func TestTextStartGoesOutWithTheFirstText(t *testing.T) {
+	t.Parallel()
+	for _, p := range protocols() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+			s := p.new(w)
+			if err := s.Start(messageID, threadID); err != nil {
+				t.Fatal(err)
+			}
+			before := w.writes
+			if err := s.TextStart("t"); err != nil {
+				t.Fatal(err)
+			}
+			if w.writes != before {
+				t.Fatalf("TextStart wrote on its own: %d writes", w.writes-before)
+			}
+			if err := s.TextDelta("t", "first"); err != nil {
+				t.Fatal(err)
+			}
+			if w.writes != before+1 {
+				t.Fatalf("the first text took %d writes, want 1 with the block's start", w.writes-before)
+			}
+		})
+	}
+}
+
 // countingWriter counts the writes that reach the ResponseWriter.
 type countingWriter struct {
 	*httptest.ResponseRecorder

@@ -157,7 +157,9 @@ func (s *UIMessageStream) TextStart(id string) error {
 	s.content = true
 	s.open = append(s.open, id)
 	s.text("text-start", id)
-	return s.flush()
+	// Held: an open block shows nothing until its first text, which it
+	// goes out with.
+	return s.hold()
 }
 
 // TextDelta writes text-delta.
