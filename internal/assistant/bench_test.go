@@ -1,12 +1,8 @@
 package assistant_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/docsmith/docsmith/internal/aisdk"
@@ -14,23 +10,6 @@ import (
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/llm/llmtest"
 )
-
-// replayTransport answers every model request with the same recorded
-// stream, so that a benchmark measures docsmith, not a model server.
-type replayTransport struct{ body []byte }
-
-func (rt replayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
-		_ = req.Body.Close()
-	}
-	return &http.Response{
-		StatusCode: http.StatusOK,
-		Header:     http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
-		Body:       io.NopCloser(bytes.NewReader(rt.body)),
-		Request:    req,
-	}, nil
-}
 
 // discardWriter is a ResponseWriter that keeps nothing and can flush.
 type discardWriter struct{ h http.Header }
@@ -55,11 +34,7 @@ func BenchmarkModelAnswer(b *testing.B) {
 	for i := range deltas {
 		deltas[i] = "Per "
 	}
-	h := llmtest.OpenAIHandler(llmtest.Text(deltas...).WithUsage(1000, len(deltas)), b.Errorf)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
-		strings.NewReader(`{"model":"bench","stream":true,"stream_options":{"include_usage":true}}`)))
-	client := &http.Client{Transport: replayTransport{body: rec.Body.Bytes()}}
+	client := llmtest.ReplayClient(llmtest.RecordOpenAI(b, llmtest.Text(deltas...).WithUsage(1000, len(deltas))))
 	e := setup(b, func(c *assistant.Config) {
 		c.Turns = discardTurns{}
 		c.OpenModel = func(name string) (llm.Model, error) {

@@ -1,34 +1,12 @@
 package openai_test
 
 import (
-	"bytes"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/llm/llmtest"
 	"github.com/docsmith/docsmith/internal/llm/openai"
 )
-
-// replayTransport answers every request with the same recorded stream, so
-// that a benchmark measures the adapter, not a server or the network.
-type replayTransport struct{ body []byte }
-
-func (rt replayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
-		_ = req.Body.Close()
-	}
-	return &http.Response{
-		StatusCode: http.StatusOK,
-		Header:     http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
-		Body:       io.NopCloser(bytes.NewReader(rt.body)),
-		Request:    req,
-	}, nil
-}
 
 // recordedAnswer is what llmtest's server streams for an answer of n deltas
 // of four characters, with usage: the answer make bench-compare loads.
@@ -38,12 +16,7 @@ func recordedAnswer(tb testing.TB, n int) []byte {
 	for i := range deltas {
 		deltas[i] = "Per "
 	}
-	h := llmtest.OpenAIHandler(llmtest.Text(deltas...).WithUsage(1000, n), tb.Errorf)
-	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
-		strings.NewReader(`{"model":"bench","stream":true,"stream_options":{"include_usage":true}}`))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	return w.Body.Bytes()
+	return llmtest.RecordOpenAI(tb, llmtest.Text(deltas...).WithUsage(1000, n))
 }
 
 // BenchmarkChat streams one answer of 200 deltas through the adapter, from
@@ -53,7 +26,7 @@ func BenchmarkChat(b *testing.B) {
 	body := recordedAnswer(b, 200)
 	m, err := openai.New(openai.Options{
 		Model: "bench", BaseURL: "http://model.test/v1", APIKey: "k",
-		HTTPClient: &http.Client{Transport: replayTransport{body: body}},
+		HTTPClient: llmtest.ReplayClient(body),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -300,7 +300,7 @@ func TestChatFlushesOncePerBurst(t *testing.T) {
 	body := recordedAnswer(t, 200)
 	m, err := openai.New(openai.Options{
 		Model: "m", BaseURL: "http://model.test/v1",
-		HTTPClient: &http.Client{Transport: replayTransport{body: body}},
+		HTTPClient: llmtest.ReplayClient(body),
 	})
 	if err != nil {
 		t.Fatal(err)
