@@ -121,6 +121,16 @@ func (m *Main) Start(ctx context.Context) error {
 				func() float64 { return float64(local.WriteStats().Commits) }),
 		)
 	}
+	if b.Postgres != nil {
+		// Group commit of job creates: fewer statements than jobs.
+		pg := b.Postgres
+		registry.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "docsmith_postgres_job_creates_total", Help: "Jobs created without an idempotency key, stored together with the creates of the moment."},
+				func() float64 { return float64(pg.JobCreateStats().Jobs) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "docsmith_postgres_job_create_statements_total", Help: "Statements, each committed on its own, that stored those jobs."},
+				func() float64 { return float64(pg.JobCreateStats().Statements) }),
+		)
+	}
 	jobs := agentjob.NewService(b.Jobs, hub, m.Now)
 	// The agent reads the projects' repositories for the workflows too,
 	// in every role: a webhook on an API replica syncs them.

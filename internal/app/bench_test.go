@@ -51,18 +51,18 @@ func BenchmarkJobCreateGet(b *testing.B) {
 	})
 	b.Run("backend=postgres", func(b *testing.B) {
 		dbURL := storetest.PostgresURL(b)
-		benchJobCreateGet(b, benchSeedPostgres(b, dbURL), map[string]string{"DOCSMITH_DATABASE_URL": dbURL})
+		benchJobCreateGet(b, seedPostgres(b, dbURL), map[string]string{"DOCSMITH_DATABASE_URL": dbURL})
 	})
 	b.Run("backend=postgres+redis", func(b *testing.B) {
 		dbURL := storetest.PostgresURL(b)
 		redisURL, _ := storetest.RedisURL(b)
-		benchJobCreateGet(b, benchSeedPostgres(b, dbURL), map[string]string{"DOCSMITH_DATABASE_URL": dbURL, "DOCSMITH_REDIS_URL": redisURL})
+		benchJobCreateGet(b, seedPostgres(b, dbURL), map[string]string{"DOCSMITH_DATABASE_URL": dbURL, "DOCSMITH_REDIS_URL": redisURL})
 	})
 }
 
-// benchSeedPostgres creates the organization, project and key of the
-// benchmark in PostgreSQL and returns the key.
-func benchSeedPostgres(b *testing.B, dbURL string) string {
+// seedPostgres creates the organization, project and admin key of the
+// benchmarks and crash tests in PostgreSQL and returns the key.
+func seedPostgres(b testing.TB, dbURL string) string {
 	b.Helper()
 	store, err := postgres.Open(b.Context(), dbURL, slog.New(slog.DiscardHandler))
 	if err != nil {

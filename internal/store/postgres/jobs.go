@@ -71,13 +71,14 @@ func claimIdempotent(ctx context.Context, tx pgx.Tx, idem *agentjob.Idempotency,
 // CreateJob stores a job with its first queued turn and events. With an
 // idempotency key already used, it returns that job instead.
 //
-// Without a key it is one round trip: one statement inserts everything
-// (insertJobSQL), in a transaction of its own, and returns the job as
-// stored. With a key, the key is claimed (see claimIdempotent) and the job
-// inserted in one transaction.
+// Without a key the job goes with the other creates of the moment: one
+// statement inserts them all (insertJobsSQL) in a transaction of their own,
+// one round trip and one commit for the lot (see jobBatcher). With a key,
+// the key is claimed (see claimIdempotent) and the job inserted in one
+// transaction of its own.
 func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
 	if idem == nil {
-		stored, err := insertJob(ctx, s.pool, job, events)
+		stored, err := s.jobBatch.insert(ctx, newJob{job: job, events: events})
 		if err != nil {
 			return agentjob.Job{}, false, s.noteWrite(err)
 		}
@@ -95,8 +96,12 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 			replayID = id
 			return nil
 		}
-		stored, err = insertJob(ctx, tx, job, events)
-		return err
+		inserted, err := insertJobs(ctx, tx, []newJob{{job: job, events: events}})
+		if err != nil {
+			return err
+		}
+		stored = inserted[0]
+		return nil
 	})
 	if err != nil {
 		return agentjob.Job{}, false, err
@@ -108,75 +113,136 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 	return stored, false, nil
 }
 
-// insertJobSQL inserts a job, its messages and its events in one
-// statement, and returns the job's row beside each message's, as GetJob
-// reads them. The inserts see each other's rows when the statement ends,
-// where the foreign keys are checked; the events are inserted in order, so
-// their ids are too.
-const insertJobSQL = `
+// insertJobsSQL inserts jobs, their messages and their events in one
+// statement, and returns each job's row beside each of its messages', as
+// GetJob reads them, jobs in id order. The inserts see each other's rows
+// when the statement ends, where the foreign keys are checked; the events
+// are inserted in order, so their ids are too.
+var insertJobsSQL = `
 WITH job AS (
 	INSERT INTO jobs (id, project_id, status, repository, branch, base_ref, model, files_changed, created_at, updated_at, trigger, workflow, run)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	SELECT j.id, j.project_id, j.status, j.repository, j.branch, j.base_ref, j.model, ARRAY(SELECT json_array_elements_text(j.files::json)),
+		j.created_at, j.updated_at, j.trigger, j.workflow, j.run::json
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[], $13::text[])
+		AS j(id, project_id, status, repository, branch, base_ref, model, files, created_at, updated_at, trigger, workflow, run)
 	RETURNING ` + jobColumns + `
 ), turns AS (
 	INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push)
-	SELECT $1, m.seq, m.prompt, m.state, m.created_at, m.push::json
-	FROM unnest($14::integer[], $15::text[], $16::text[], $17::timestamptz[], $18::text[]) AS m(seq, prompt, state, created_at, push)
-	RETURNING ` + turnColumns + `
+	SELECT m.job_id, m.seq, m.prompt, m.state, m.created_at, m.push::json
+	FROM unnest($14::text[], $15::integer[], $16::text[], $17::text[], $18::timestamptz[], $19::text[]) AS m(job_id, seq, prompt, state, created_at, push)
+	RETURNING job_id, ` + turnColumns + `
 ), events AS (
 	INSERT INTO job_events (job_id, type, data, created_at)
-	SELECT $1, e.type, e.data::json, $9
-	FROM unnest($19::text[], $20::text[]) WITH ORDINALITY AS e(type, data, n)
+	SELECT e.job_id, e.type, e.data::json, e.created_at
+	FROM unnest($20::text[], $21::text[], $22::text[], $23::timestamptz[]) WITH ORDINALITY AS e(job_id, type, data, created_at, n)
 	ORDER BY e.n
 )
-SELECT job.*, turns.* FROM job CROSS JOIN turns ORDER BY turns.seq`
+SELECT job.*, ` + qualified("turns", turnColumns) + ` FROM job JOIN turns ON turns.job_id = job.id ORDER BY job.id, turns.seq`
 
-// insertJob inserts a job with its messages and events, in one statement
-// and so one round trip, and returns the job as stored, read as GetJob
-// reads it. A job starts with its first message: one without any is
-// refused.
-func insertJob(ctx context.Context, q querier, job agentjob.Job, events []agentjob.NewEvent) (agentjob.Job, error) {
+// newJob is a job to insert with the events of its creation.
+type newJob struct {
+	job    agentjob.Job
+	events []agentjob.NewEvent
+}
+
+// insertJobs inserts jobs with their messages and events, in one statement
+// and so one round trip, and returns the jobs as stored, read as GetJob
+// reads them, in the order given. A job starts with its first message: one
+// without any is refused.
+func insertJobs(ctx context.Context, q querier, jobs []newJob) ([]agentjob.Job, error) {
+	var a jobArgs
+	for _, nj := range jobs {
+		if err := a.add(nj); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := q.Query(ctx, insertJobsSQL,
+		a.ids, a.projects, a.statuses, a.repositories, a.branches, a.baseRefs, a.models, a.files, a.created, a.updated, a.triggers, a.workflows, a.runs,
+		a.turnJobs, a.seqs, a.prompts, a.states, a.turnCreated, a.pushes,
+		a.eventJobs, a.eventTypes, a.eventData, a.eventCreated)
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	stored, err := collectJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	byID := make(map[string]agentjob.Job, len(stored))
+	for _, j := range stored {
+		byID[j.ID] = j
+	}
+	out := make([]agentjob.Job, len(jobs))
+	for i, nj := range jobs {
+		j, ok := byID[nj.job.ID]
+		if !ok {
+			return nil, fmt.Errorf("insert jobs: job %s was not returned", nj.job.ID)
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
+// jobArgs are insertJobsSQL's arguments: a column each.
+type jobArgs struct {
+	ids, projects, statuses, repositories, branches, baseRefs, models, files []string
+	created, updated                                                         []time.Time
+	triggers, workflows                                                      []string
+	runs                                                                     []*string
+
+	turnJobs, prompts, states []string
+	seqs                      []int32
+	turnCreated               []time.Time
+	pushes                    []*string
+
+	eventJobs, eventTypes, eventData []string
+	eventCreated                     []time.Time
+}
+
+func (a *jobArgs) add(nj newJob) error {
+	job := nj.job
 	if len(job.Messages) == 0 {
-		return agentjob.Job{}, fmt.Errorf("insert job %s: a job starts with its first message, and it has none", job.ID)
+		return fmt.Errorf("insert job %s: a job starts with its first message, and it has none", job.ID)
 	}
-	run, err := nulljson.Encode(job.Run)
+	run, err := encodeOptional(job.Run)
 	if err != nil {
-		return agentjob.Job{}, fmt.Errorf("encode run spec: %w", err)
+		return fmt.Errorf("encode run spec of job %s: %w", job.ID, err)
 	}
-	n := len(job.Messages)
-	seqs, prompts, states, created, pushes := make([]int32, n), make([]string, n), make([]string, n), make([]time.Time, n), make([]*string, n)
-	for i, m := range job.Messages {
-		push, err := nulljson.Encode(m.Push)
+	files, err := json.Marshal(nonNil(job.FilesChanged))
+	if err != nil {
+		return fmt.Errorf("encode files of job %s: %w", job.ID, err)
+	}
+	a.ids, a.projects, a.statuses = append(a.ids, job.ID), append(a.projects, job.ProjectID), append(a.statuses, string(job.Status))
+	a.repositories, a.branches, a.baseRefs = append(a.repositories, job.Repository), append(a.branches, job.Branch), append(a.baseRefs, job.BaseRef)
+	a.models, a.files = append(a.models, job.Model), append(a.files, string(files))
+	a.created, a.updated = append(a.created, job.CreatedAt), append(a.updated, job.UpdatedAt)
+	a.triggers, a.workflows, a.runs = append(a.triggers, triggerOf(job)), append(a.workflows, job.Workflow), append(a.runs, run)
+	for _, m := range job.Messages {
+		push, err := encodeOptional(m.Push)
 		if err != nil {
-			return agentjob.Job{}, fmt.Errorf("encode push of turn %d: %w", m.Seq, err)
+			return fmt.Errorf("encode push of turn %d of job %s: %w", m.Seq, job.ID, err)
 		}
-		if push != nil {
-			text := push.(string)
-			pushes[i] = &text
-		}
-		seqs[i], prompts[i], states[i], created[i] = int32(m.Seq), m.Prompt, string(m.State), m.CreatedAt
+		a.turnJobs, a.seqs, a.prompts = append(a.turnJobs, job.ID), append(a.seqs, int32(m.Seq)), append(a.prompts, m.Prompt)
+		a.states, a.turnCreated, a.pushes = append(a.states, string(m.State)), append(a.turnCreated, m.CreatedAt), append(a.pushes, push)
 	}
-	types, data := make([]string, len(events)), make([]string, len(events))
-	for i, e := range events {
-		b, err := json.Marshal(e.Data)
+	for _, e := range nj.events {
+		data, err := json.Marshal(e.Data)
 		if err != nil {
-			return agentjob.Job{}, fmt.Errorf("encode %s event: %w", e.Type, err)
+			return fmt.Errorf("encode %s event of job %s: %w", e.Type, job.ID, err)
 		}
-		types[i], data[i] = e.Type, string(b)
+		a.eventJobs, a.eventTypes = append(a.eventJobs, job.ID), append(a.eventTypes, e.Type)
+		a.eventData, a.eventCreated = append(a.eventData, string(data)), append(a.eventCreated, job.CreatedAt)
 	}
-	rows, err := q.Query(ctx, insertJobSQL,
-		job.ID, job.ProjectID, string(job.Status), job.Repository, job.Branch, job.BaseRef, job.Model, nonNil(job.FilesChanged), job.CreatedAt, job.UpdatedAt,
-		triggerOf(job), job.Workflow, run,
-		seqs, prompts, states, created, pushes,
-		types, data)
-	if err != nil {
-		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
+	return nil
+}
+
+// encodeOptional is nulljson.Encode as an array element: nil for no value.
+func encodeOptional[T any](v *T) (*string, error) {
+	enc, err := nulljson.Encode(v)
+	if err != nil || enc == nil {
+		return nil, err
 	}
-	stored, err := collectJob(rows, job.ID)
-	if err != nil {
-		return agentjob.Job{}, fmt.Errorf("insert job: %w", err)
-	}
-	return stored, nil
+	text := enc.(string)
+	return &text, nil
 }
 
 const insertTurn = `INSERT INTO job_turns (job_id, seq, prompt, state, created_at, push) VALUES ($1, $2, $3, $4, $5, $6)`
@@ -253,20 +319,27 @@ func (r *jobRow) job() (agentjob.Job, error) {
 
 // GetJob returns a job of the project with its messages.
 func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job, error) {
-	rows, err := s.pool.Query(ctx, getJobSQL, id, projectID)
+	rows, err := s.pool.Query(ctx, getJobSQL, id)
 	if err != nil {
 		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
 	}
-	return collectJob(rows, id)
+	return collectJob(rows, projectID, id)
 }
 
 // getJobSQL reads a job with its messages in one statement: the job's row
 // beside each of its turns', in turn order. Every job has a turn, its
 // first, from the moment it is created (insertJob), and turns are never
-// deleted: no row means no such job in the project.
+// deleted: no row means no such job.
+//
+// It finds the job by its id alone, and collectJob checks the project: with
+// the project in the query too, a plan made while the table's statistics
+// are missing or stale (a new schema, a burst of jobs before autovacuum
+// analyzes) can walk the project's jobs in one of the (project_id, …, id)
+// indexes instead of taking the primary key, and a get of one job then
+// reads every job of its project.
 var getJobSQL = `SELECT ` + qualified("j", jobColumns) + `, ` + qualified("t", turnColumns) + `
 FROM jobs j JOIN job_turns t ON t.job_id = j.id
-WHERE j.id = $1 AND j.project_id = $2
+WHERE j.id = $1
 ORDER BY t.seq`
 
 // qualified prefixes each of a list of columns with a table's alias.
@@ -279,36 +352,46 @@ func qualified(alias, columns string) string {
 }
 
 // collectJob reads rows of a job's columns beside each of its turns' (as
-// insertJobSQL and getJobSQL return them) and closes them. No row is a
-// NotFound error.
-func collectJob(rows pgx.Rows, id string) (agentjob.Job, error) {
+// getJobSQL returns them) and closes them. No row, or a job of another
+// project than projectID, is a NotFound error.
+func collectJob(rows pgx.Rows, projectID, id string) (agentjob.Job, error) {
+	jobs, err := collectJobs(rows)
+	if err != nil {
+		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
+	}
+	if len(jobs) != 1 || jobs[0].ProjectID != projectID {
+		return agentjob.Job{}, apperr.New(apperr.NotFound, "job %q not found", id)
+	}
+	return jobs[0], nil
+}
+
+// collectJobs reads rows of jobs' columns beside each of their turns', a
+// job's rows one after the other (as insertJobsSQL and getJobSQL return
+// them), and closes them.
+func collectJobs(rows pgx.Rows) ([]agentjob.Job, error) {
 	defer rows.Close()
-	var job agentjob.Job
+	var jobs []agentjob.Job
 	for rows.Next() {
 		var jr jobRow
 		var tr turnRow
 		if err := rows.Scan(append(jr.dest(), tr.dest()...)...); err != nil {
-			return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
+			return nil, err
 		}
-		if job.ID == "" {
-			var err error
-			if job, err = jr.job(); err != nil {
-				return agentjob.Job{}, err
+		if len(jobs) == 0 || jobs[len(jobs)-1].ID != jr.j.ID {
+			job, err := jr.job()
+			if err != nil {
+				return nil, err
 			}
+			jobs = append(jobs, job)
 		}
 		m, err := tr.message()
 		if err != nil {
-			return agentjob.Job{}, err
+			return nil, err
 		}
-		job.Messages = append(job.Messages, m)
+		last := &jobs[len(jobs)-1]
+		last.Messages = append(last.Messages, m)
 	}
-	if err := rows.Err(); err != nil {
-		return agentjob.Job{}, fmt.Errorf("read job %s: %w", id, err)
-	}
-	if job.ID == "" {
-		return agentjob.Job{}, apperr.New(apperr.NotFound, "job %q not found", id)
-	}
-	return job, nil
+	return jobs, rows.Err()
 }
 
 // turnColumns are what scanMessage reads.
@@ -446,8 +529,11 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 		// order, and any failed check rolls the whole transaction back.
 		j := p.Job
 		b := &pgx.Batch{}
-		b.Queue(`UPDATE jobs SET version = version + 1, status = $1, pr_link = $2, pr_number = $3, summary = $4, error = $5, files_changed = $6, input_tokens = $7, output_tokens = $8, updated_at = $9, completed_at = $10, archived_at = $11 WHERE id = $12 AND project_id = $13 AND version = $14`,
-			string(j.Status), j.PRLink, j.PRNumber, j.Summary, j.Error, nonNil(j.FilesChanged), j.Usage.InputTokens, j.Usage.OutputTokens, j.UpdatedAt, j.CompletedAt, j.ArchivedAt, jobID, projectID, p.Version)
+		// By the primary key alone, as getJobSQL says why: the project is
+		// checked on the row it returns, and a job of another project
+		// rolls the change back.
+		b.Queue(`UPDATE jobs SET version = version + 1, status = $1, pr_link = $2, pr_number = $3, summary = $4, error = $5, files_changed = $6, input_tokens = $7, output_tokens = $8, updated_at = $9, completed_at = $10, archived_at = $11 WHERE id = $12 AND version = $13 RETURNING project_id`,
+			string(j.Status), j.PRLink, j.PRNumber, j.Summary, j.Error, nonNil(j.FilesChanged), j.Usage.InputTokens, j.Usage.OutputTokens, j.UpdatedAt, j.CompletedAt, j.ArchivedAt, jobID, p.Version)
 		checks := make([]func(pgconn.CommandTag, error) error, 0, len(p.Turns))
 		for _, tc := range p.Turns {
 			check, err := queueTurnChange(b, jobID, tc)
@@ -459,14 +545,17 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 		if err := queueEvents(b, jobID, j.UpdatedAt, events); err != nil {
 			return err
 		}
-		b.Queue(getJobSQL, jobID, projectID)
+		b.Queue(getJobSQL, jobID)
 		br := tx.SendBatch(ctx, b)
 		defer func() { _ = br.Close() }()
-		tag, err := br.Exec()
-		if err != nil {
+		var rowProject string
+		switch err := br.QueryRow().Scan(&rowProject); {
+		case errors.Is(err, pgx.ErrNoRows):
+			noRow = true
+			return errNoJobRow
+		case err != nil:
 			return fmt.Errorf("update job: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
+		case rowProject != projectID:
 			noRow = true
 			return errNoJobRow
 		}
@@ -484,7 +573,7 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 		if err != nil {
 			return fmt.Errorf("read job %s: %w", jobID, err)
 		}
-		if job, err = collectJob(rows, jobID); err != nil {
+		if job, err = collectJob(rows, projectID, jobID); err != nil {
 			return err
 		}
 		return br.Close()

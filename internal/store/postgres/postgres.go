@@ -48,6 +48,8 @@ type Store struct {
 	dbName  string
 	channel string // the LISTEN/NOTIFY channel of this schema's replicas
 	health  writehealth.Tracker
+
+	jobBatch *jobBatcher // job creates without an idempotency key
 }
 
 var (
@@ -84,7 +86,7 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to postgres at %s: %w", describe(cfg.ConnConfig), err)
 	}
-	s := &Store{pool: pool, log: log}
+	s := &Store{pool: pool, log: log, jobBatch: &jobBatcher{pool: pool}}
 	if err := s.init(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres at %s: %w", describe(cfg.ConnConfig), err)
