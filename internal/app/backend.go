@@ -49,6 +49,11 @@ const (
 // the database: once a second per key and project at most.
 const tenantMaxAge = time.Second
 
+// tenantCheckEvery is how long, with SQLite, the lookups of keys, projects
+// and domains share one read of the store's change counter: a key the CLI
+// revokes in another process is refused within it.
+const tenantCheckEvery = time.Millisecond
+
 // Backend is what a process keeps its state in, as the configuration says:
 // the SQLite file in the data directory by default (one process), or
 // PostgreSQL when database_url is set (replicas share it, and a bridge over
@@ -86,8 +91,9 @@ type Backend struct {
 
 	redis   *redislimit.Store
 	signals *postgres.Signals
-	// tenants keeps the keys, projects and domains requests look up
-	// (with PostgreSQL); the database's change feed invalidates it.
+	// tenants keeps the keys, projects and domains requests look up;
+	// PostgreSQL's change feed invalidates it, and with SQLite it reads
+	// the store's change counter.
 	tenants *tenant.CachedStore
 	memory  *search.Memory
 	stop    context.CancelFunc
@@ -111,7 +117,8 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		}
 		b.Local = local
 		b.memory = search.NewMemory(local, memoryConfig(cfg, log))
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = local, local, local, b.memory, local, local
+		b.tenants = tenant.NewCachedStore(local, tenantMaxAge, time.Now).CheckChanges(local.TenantChanges, tenantCheckEvery)
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = b.tenants, local, local, b.memory, local, local
 		b.Analytics, b.Sessions, b.Workflows = local, local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)

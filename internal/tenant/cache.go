@@ -15,13 +15,24 @@ import (
 // key. Every write made through it forgets everything at once, so this
 // process sees its own changes immediately; changes made elsewhere (another
 // replica, the CLI, an operator) reach it through Invalidate, which the
-// store's change feed calls (PostgreSQL's LISTEN/NOTIFY). maxAge bounds the
-// rest: should a change notice be lost, an entry is still read again once
-// it is maxAge old.
+// store's change feed calls (PostgreSQL's LISTEN/NOTIFY), or through a
+// change counter the store raises with every change, which it reads before
+// serving from memory (see CheckChanges; SQLite). maxAge bounds the rest:
+// should a change notice be lost, an entry is still read again once it is
+// maxAge old.
 type CachedStore struct {
 	store  Store
 	maxAge time.Duration
 	now    func() time.Time
+
+	// With CheckChanges: the store's change counter, read again when the
+	// last read is checkEvery old.
+	changes    func(context.Context) (int64, error)
+	checkEvery time.Duration
+	checkMu    sync.Mutex
+	checkedAt  time.Time // when the last good read of the counter began
+	counter    int64     // what it read
+	counted    bool      // whether counter holds a read
 
 	mu sync.Mutex
 	// generation counts invalidations: a read that began before one is
@@ -49,6 +60,43 @@ func NewCachedStore(store Store, maxAge time.Duration, now func() time.Time) *Ca
 	}
 }
 
+// CheckChanges makes the cache read the store's change counter, a number
+// every change of a key, project or domain raises whoever makes it, before
+// it serves anything from memory, and forget everything when the counter
+// moved. Lookups within every of a read share it: a change made by another
+// process is seen within every. It returns c, and is called before c is
+// used.
+func (c *CachedStore) CheckChanges(counter func(context.Context) (int64, error), every time.Duration) *CachedStore {
+	c.changes, c.checkEvery = counter, every
+	return c
+}
+
+// current reports whether what the cache holds may be served: without
+// CheckChanges always; with it, once the change counter was read less than
+// checkEvery ago, what the cache held before the counter last moved being
+// forgotten. A failed read of the counter serves nothing from memory.
+func (c *CachedStore) current(ctx context.Context) bool {
+	if c.changes == nil {
+		return true
+	}
+	c.checkMu.Lock()
+	defer c.checkMu.Unlock()
+	start := c.now()
+	if c.counted && start.Sub(c.checkedAt) < c.checkEvery {
+		return true
+	}
+	n, err := c.changes(ctx)
+	if err != nil {
+		c.counted = false
+		return false
+	}
+	if !c.counted || n != c.counter {
+		c.Invalidate()
+	}
+	c.counter, c.counted, c.checkedAt = n, true, start
+	return true
+}
+
 // Invalidate forgets everything read so far, including reads under way:
 // the next lookup of anything reads the store again.
 func (c *CachedStore) Invalidate() {
@@ -63,7 +111,10 @@ func (c *CachedStore) Invalidate() {
 // lookup returns entries[id] if it is younger than maxAge, and otherwise
 // reads it and keeps it, unless an invalidation came in the meantime.
 // Failed reads (an unknown id among them) are not kept.
-func lookup[T any](c *CachedStore, entries map[string]cached[T], id string, read func() (T, error)) (T, error) {
+func lookup[T any](ctx context.Context, c *CachedStore, entries map[string]cached[T], id string, read func() (T, error)) (T, error) {
+	if !c.current(ctx) {
+		return read()
+	}
 	c.mu.Lock()
 	e, found := entries[id]
 	generation := c.generation
@@ -93,20 +144,20 @@ func (c *CachedStore) write(err error) error {
 
 // GetKey returns a key, from memory if it was read less than maxAge ago.
 func (c *CachedStore) GetKey(ctx context.Context, id string) (Key, error) {
-	k, err := lookup(c, c.keys, id, func() (Key, error) { return c.store.GetKey(ctx, id) })
+	k, err := lookup(ctx, c, c.keys, id, func() (Key, error) { return c.store.GetKey(ctx, id) })
 	return cloneKey(k), err
 }
 
 // GetProject returns a project, from memory if it was read less than maxAge
 // ago.
 func (c *CachedStore) GetProject(ctx context.Context, id string) (Project, error) {
-	return lookup(c, c.projects, id, func() (Project, error) { return c.store.GetProject(ctx, id) })
+	return lookup(ctx, c, c.projects, id, func() (Project, error) { return c.store.GetProject(ctx, id) })
 }
 
 // GetDomain returns a domain, from memory if it was read less than maxAge
 // ago.
 func (c *CachedStore) GetDomain(ctx context.Context, id string) (Domain, error) {
-	d, err := lookup(c, c.domains, id, func() (Domain, error) { return c.store.GetDomain(ctx, id) })
+	d, err := lookup(ctx, c, c.domains, id, func() (Domain, error) { return c.store.GetDomain(ctx, id) })
 	d.AllowedOrigins = slices.Clone(d.AllowedOrigins)
 	return d, err
 }

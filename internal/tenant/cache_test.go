@@ -2,6 +2,7 @@ package tenant_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -208,5 +209,80 @@ func TestCachedStoreKeepsNoMisses(t *testing.T) {
 	}
 	if _, err := f.cache.GetProject(t.Context(), "later"); err != nil {
 		t.Fatalf("GetProject after the project was created = %v", err)
+	}
+}
+
+// TestCachedStoreChecksTheChangeCounter: with CheckChanges, the cache reads
+// the store's change counter before it serves from memory, once for all
+// the lookups within checkEvery, and a key revoked by another process (the
+// CLI, on the same SQLite file) is refused as soon as the counter is read
+// again.
+func TestCachedStoreChecksTheChangeCounter(t *testing.T) {
+	t.Parallel()
+	const checkEvery = time.Millisecond
+	dir := t.TempDir()
+	store, err := sqlite.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	f := &cacheFixture{counting: &countingStore{Store: store}, start: time.Now()}
+	var counterReads atomic.Int32
+	var counterFails atomic.Bool
+	counter := func(ctx context.Context) (int64, error) {
+		counterReads.Add(1)
+		if counterFails.Load() {
+			return 0, errors.New("database is locked")
+		}
+		return store.TenantChanges(ctx)
+	}
+	f.cache = tenant.NewCachedStore(f.counting, time.Hour, func() time.Time { return f.start.Add(time.Duration(f.clock.Load())) }).
+		CheckChanges(counter, checkEvery)
+	f.tenants = tenant.NewService(f.cache, func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) })
+	if _, err := f.tenants.CreateOrg(t.Context(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.tenants.CreateProject(t.Context(), tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "/srv/docs"}); err != nil {
+		t.Fatal(err)
+	}
+	k, secret, err := f.tenants.CreateKey(t.Context(), "acme", apikey.Admin, "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.key, f.keyID = secret, k.ID
+
+	for range 5 {
+		if err := f.request(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k, p, c := f.counting.keyReads.Load(), f.counting.projectReads.Load(), counterReads.Load(); k != 1 || p != 1 || c != 1 {
+		t.Fatalf("5 requests within checkEvery read the key %d times, the project %d times and the counter %d times, want once each", k, p, c)
+	}
+
+	cli, err := sqlite.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if err := cli.RevokeKey(t.Context(), "acme", f.keyID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(checkEvery)
+	if err := f.request(t); !apperr.Is(err, apperr.Unauthorized) {
+		t.Fatalf("request checkEvery after another process revoked the key = %v, want Unauthorized", err)
+	}
+
+	// A counter that cannot be read serves nothing from memory.
+	reads := f.counting.projectReads.Load()
+	counterFails.Store(true)
+	f.advance(checkEvery)
+	for range 2 {
+		if _, err := f.cache.GetProject(t.Context(), "docs"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.counting.projectReads.Load() - reads; got != 2 {
+		t.Errorf("with the counter unreadable, 2 lookups read the project %d times, want 2", got)
 	}
 }

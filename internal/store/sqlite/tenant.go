@@ -254,3 +254,15 @@ func (s *Store) RevokeKey(ctx context.Context, orgID, id string, at time.Time) e
 	res, err := s.exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND org_id = ?`, toMicros(at), id, orgID)
 	return updated(res, err, "key", id)
 }
+
+// TenantChanges reads the counter every change of an organization,
+// project, domain or key raises (migration 0013), whichever process makes
+// it: a cache of them (tenant.CachedStore.CheckChanges) forgets what it
+// holds when it moved.
+func (s *Store) TenantChanges(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.read.QueryRowContext(ctx, `SELECT counter FROM tenant_changes WHERE id = 1`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the tenant change counter: %w", err)
+	}
+	return n, nil
+}
