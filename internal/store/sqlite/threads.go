@@ -66,11 +66,21 @@ func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, er
 		for i, t := range turns {
 			if th := t.NewThread; th != nil {
 				// Already there when this write is retried after a commit
-				// whose answer was lost.
-				_, err := tx.ExecContext(ctx, `INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, toMicros(th.CreatedAt), toMicros(th.UpdatedAt))
+				// whose answer was lost. Its update time is its turn's, as
+				// the update below would make it.
+				res, err := tx.ExecContext(ctx, `INSERT INTO threads (id, domain, org_id, fp, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, toMicros(th.CreatedAt), toMicros(t.CreatedAt))
 				if err != nil {
 					return fmt.Errorf("insert thread %s: %w", th.ID, err)
+				}
+				if n, err := res.RowsAffected(); err == nil && n == 1 {
+					// A thread this write created holds no turn yet:
+					// this one is its first.
+					seqs[i] = 1
+					if err := insertThreadTurn(ctx, tx, t, 1, sources[i]); err != nil {
+						return err
+					}
+					continue
 				}
 			}
 			// A write retried after a commit whose answer was lost finds
@@ -91,14 +101,8 @@ ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, toMicros(th.Cre
 			if err := updated(res, err, "thread", t.ThreadID); err != nil {
 				return err
 			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
-    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				t.ThreadID, seqs[i], t.MessageID, t.FP, t.Question, t.Answer, sources[i], t.Model, t.Status, t.Error,
-				t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
-				toMicros(t.CreatedAt))
-			if err != nil {
-				return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+			if err := insertThreadTurn(ctx, tx, t, seqs[i], sources[i]); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -107,6 +111,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		return nil, err
 	}
 	return seqs, nil
+}
+
+// insertThreadTurn inserts turn t as turn seq of its thread, its sources
+// encoded.
+func insertThreadTurn(ctx context.Context, tx *wtx, t assistant.Turn, seq int, sources string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
+    input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, sources, t.Model, t.Status, t.Error,
+		t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
+		toMicros(t.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert turn of thread %s: %w", t.ThreadID, err)
+	}
+	return nil
 }
 
 // RecentTurns returns a thread's last limit turns, oldest first.
