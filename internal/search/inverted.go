@@ -473,51 +473,57 @@ func (di *domainIndex) maxScore(ms []match, n int, keep chunkFilter, pb pageBoos
 	// are n.
 	threshold := -1.0
 	firstEssential := 0
-	for {
-		// The next chunk is the smallest among the essential terms.
-		next := int32(math.MaxInt32)
-		for _, d := range doc[firstEssential:] {
-			next = min(next, d)
-		}
-		if next == math.MaxInt32 {
-			return
-		}
+	// The next chunk is the smallest among the essential terms; the terms
+	// are advanced past one chunk and the smallest of the next found in
+	// the same pass.
+	next := slices.Min(doc)
+	for next != math.MaxInt32 {
+		d := next
+		next = math.MaxInt32
 		var raw float64
 		for i := firstEssential; i < len(ms); i++ {
-			if doc[i] == next {
+			if doc[i] == d {
 				m := &ms[i]
-				raw += m.idf * di.tf(m.wtf[at[i]], next)
+				raw += m.idf * di.tf(m.wtf[at[i]], d)
 				at[i]++
 				doc[i] = math.MaxInt32
 				if at[i] < len(m.docs) {
 					doc[i] = m.docs[at[i]]
 				}
 			}
+			next = min(next, doc[i])
 		}
-		f := di.chunkFactor(next, pb)
+		f := di.chunkFactor(d, pb)
 		for i := firstEssential - 1; i >= 0; i-- {
 			if (raw+bounds[i]/maxBoost)*f <= threshold {
 				break
 			}
 			m := &ms[i]
 			// Skip ahead (the lists are sorted by chunk).
-			skip, _ := slices.BinarySearch(m.docs[at[i]:], next)
+			skip, _ := slices.BinarySearch(m.docs[at[i]:], d)
 			j := at[i] + skip
 			at[i] = j
-			if j < len(m.docs) && m.docs[j] == next {
-				raw += m.idf * di.tf(m.wtf[j], next)
+			if j < len(m.docs) && m.docs[j] == d {
+				raw += m.idf * di.tf(m.wtf[j], d)
 			}
 		}
 		score := raw * f
-		if score <= threshold || !keep.keeps(&di.chunks[next]) {
+		if score <= threshold || !keep.keeps(&di.chunks[d]) {
 			continue
 		}
-		top.offer(n, scored{next, score})
+		top.offer(n, scored{d, score})
 		if top.Len() == n {
 			threshold = top.s[0].score
 		}
-		for firstEssential < len(ms) && bounds[firstEssential] <= threshold {
-			firstEssential++
+		if firstEssential < len(ms) && bounds[firstEssential] <= threshold {
+			for firstEssential < len(ms) && bounds[firstEssential] <= threshold {
+				firstEssential++
+			}
+			// The terms no longer essential may have held the next chunk.
+			next = int32(math.MaxInt32)
+			if firstEssential < len(ms) {
+				next = slices.Min(doc[firstEssential:])
+			}
 		}
 	}
 }

@@ -46,14 +46,20 @@ type queryScratch struct {
 // queryScratchPool keeps the *queryScratch of finished queries.
 var queryScratchPool = sync.Pool{New: func() any { return new(queryScratch) }}
 
+// maxPooledMatches bounds the matches a pooled scratch holds room for: the
+// buffers of a query with unusually many (prefixes of common words on a
+// large domain) are left to the collector rather than kept.
+const maxPooledMatches = 1 << 18
+
 func getQueryScratch() *queryScratch {
 	return queryScratchPool.Get().(*queryScratch)
 }
 
-// release returns s to the pool. What points into an index is cleared
-// first, over the whole capacity (a query may have used more of a buffer
-// than its length at the end), so that a scratch in the pool never keeps a
-// dropped index alive.
+// release returns s to the pool, unless its match buffers outgrew
+// maxPooledMatches. What points into an index is cleared first, over the
+// whole capacity (a query may have used more of a buffer than its length
+// at the end), so that a scratch in the pool never keeps a dropped index
+// alive.
 func (s *queryScratch) release() {
 	clear(s.postingLists[:cap(s.postingLists)])
 	clear(s.lists[:cap(s.lists)])
@@ -64,5 +70,8 @@ func (s *queryScratch) release() {
 	s.postingLists, s.lists, s.tokens = s.postingLists[:0], s.lists[:0], s.tokens[:0]
 	s.matches, s.required, s.optional = s.matches[:0], s.required[:0], s.optional[:0]
 	s.matchDocs, s.matchWTF = s.matchDocs[:0], s.matchWTF[:0]
+	if cap(s.matchDocs) > maxPooledMatches {
+		return
+	}
 	queryScratchPool.Put(s)
 }
