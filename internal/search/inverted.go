@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -71,50 +72,73 @@ type match struct {
 	required bool
 }
 
-// termMatches finds a term's chunks: a token's postings, a prefix's union,
-// or a phrase's chunks with its weighted frequency of occurrence.
-func (di *domainIndex) termMatches(t Term) match {
-	var toks []string
+// appendTermTokens appends the tokens of t's words to toks.
+func appendTermTokens(toks []string, t Term) []string {
 	for _, w := range t.Words {
 		tokens(w, func(tok string) { toks = append(toks, tok) })
 	}
+	return toks
+}
+
+// termMatches finds a term's chunks: a token's postings, a prefix's union,
+// or a phrase's chunks with its weighted frequency of occurrence. A match
+// that is no postings list of the index is held in s.
+func (di *domainIndex) termMatches(t Term, s *queryScratch) match {
+	s.tokens = appendTermTokens(s.tokens[:0], t)
+	toks := s.tokens
 	if len(toks) == 0 {
 		return match{}
 	}
-	last := len(toks) - 1
-	lists := make([][]*postings, len(toks))
-	for i, tok := range toks {
-		if t.Prefix && i == last {
-			lists[i] = di.prefixed(tok)
-		} else if pl := di.terms[tok]; pl != nil {
-			lists[i] = []*postings{pl}
+	if len(toks) == 1 && !t.Prefix {
+		if pl := di.terms[toks[0]]; pl != nil {
+			return match{docs: pl.docs, wtf: pl.wtf}
 		}
-		if len(lists[i]) == 0 {
+		return match{}
+	}
+	// Each token's postings lists: one, or a prefix's several.
+	last := len(toks) - 1
+	s.postingLists, s.listEnds = s.postingLists[:0], s.listEnds[:0]
+	for i, tok := range toks {
+		start := len(s.postingLists)
+		if t.Prefix && i == last {
+			s.postingLists = di.appendPrefixed(s.postingLists, tok)
+		} else if pl := di.terms[tok]; pl != nil {
+			s.postingLists = append(s.postingLists, pl)
+		}
+		if len(s.postingLists) == start {
 			return match{}
 		}
+		s.listEnds = append(s.listEnds, len(s.postingLists))
 	}
-	if len(toks) == 1 && len(lists[0]) == 1 {
-		pl := lists[0][0]
-		return match{docs: pl.docs, wtf: pl.wtf}
+	if len(s.postingLists) == len(toks) {
+		// One postings list a token.
+		if len(toks) == 1 {
+			pl := s.postingLists[0]
+			return match{docs: pl.docs, wtf: pl.wtf}
+		}
+		return s.exactPhrase(s.postingLists)
+	}
+	s.lists = s.lists[:0]
+	start := 0
+	for _, end := range s.listEnds {
+		s.lists = append(s.lists, s.postingLists[start:end:end])
+		start = end
 	}
 	if len(toks) == 1 {
-		return union(lists[0])
+		return s.union(s.lists[0], len(di.chunks))
 	}
-	return di.phrase(lists)
+	return di.phrase(s.lists, s)
 }
 
 // termDocs calls fn with lists of the chunks that hold t, which together are
 // termMatches(t).docs (a chunk may be in several of the lists), until fn
 // returns false. A word or a prefix needs no merge: its postings lists are
 // passed as they are.
-func (di *domainIndex) termDocs(t Term, fn func(docs []int32) bool) {
-	var toks []string
-	for _, w := range t.Words {
-		tokens(w, func(tok string) { toks = append(toks, tok) })
-	}
-	switch {
+func (di *domainIndex) termDocs(t Term, s *queryScratch, fn func(docs []int32) bool) {
+	s.tokens = appendTermTokens(s.tokens[:0], t)
+	switch toks := s.tokens; {
 	case len(toks) != 1:
-		if m := di.termMatches(t); len(m.docs) > 0 {
+		if m := di.termMatches(t, s); len(m.docs) > 0 {
 			fn(m.docs)
 		}
 	case t.Prefix:
@@ -131,63 +155,60 @@ func (di *domainIndex) termDocs(t Term, fn func(docs []int32) bool) {
 	}
 }
 
-// prefixed returns the postings of every token starting with prefix.
-func (di *domainIndex) prefixed(prefix string) []*postings {
+// appendPrefixed appends the postings of every token starting with prefix
+// to lists.
+func (di *domainIndex) appendPrefixed(lists []*postings, prefix string) []*postings {
 	i := sort.SearchStrings(di.sorted, prefix)
-	var out []*postings
 	for ; i < len(di.sorted) && strings.HasPrefix(di.sorted[i], prefix); i++ {
-		out = append(out, di.terms[di.sorted[i]])
+		lists = append(lists, di.terms[di.sorted[i]])
 	}
-	return out
+	return lists
 }
 
-// union merges postings lists, adding frequencies.
-func union(lists []*postings) match {
-	acc := map[int32]float32{}
+// union merges postings lists of an index of chunks chunks, adding
+// frequencies.
+func (s *queryScratch) union(lists []*postings, chunks int) match {
+	if len(s.unionWTF) < chunks {
+		s.unionWTF = make([]float32, chunks)
+	}
+	acc := s.unionWTF
+	docsStart := len(s.matchDocs)
 	for _, pl := range lists {
 		for i, d := range pl.docs {
+			if acc[d] == 0 {
+				// Not met yet: an occurrence weighs at least 1.
+				s.matchDocs = append(s.matchDocs, d)
+			}
 			acc[d] += pl.wtf[i]
 		}
 	}
-	m := match{docs: make([]int32, 0, len(acc))}
-	for d := range acc {
-		m.docs = append(m.docs, d)
+	docs := s.matchDocs[docsStart:len(s.matchDocs):len(s.matchDocs)]
+	slices.Sort(docs)
+	wtfStart := len(s.matchWTF)
+	for _, d := range docs {
+		s.matchWTF = append(s.matchWTF, acc[d])
+		acc[d] = 0
 	}
-	slices.Sort(m.docs)
-	m.wtf = make([]float32, len(m.docs))
-	for i, d := range m.docs {
-		m.wtf[i] = acc[d]
-	}
-	return m
+	return match{docs: docs, wtf: s.matchWTF[wtfStart:len(s.matchWTF):len(s.matchWTF)]}
 }
 
 // phrase finds the chunks where the tokens follow each other in one field,
 // each position of lists[i] being any of its postings (the last may be a
 // prefix's several).
-func (di *domainIndex) phrase(lists [][]*postings) match {
-	single := true
-	for _, l := range lists {
-		single = single && len(l) == 1
-	}
-	if single {
-		pls := make([]*postings, len(lists))
-		for i, l := range lists {
-			pls[i] = l[0]
-		}
-		return exactPhrase(pls)
-	}
-	var m match
+func (di *domainIndex) phrase(lists [][]*postings, s *queryScratch) match {
 	// Candidate chunks: those of the first token's lists, checked against
 	// the others.
-	first := union(lists[0])
+	first := s.union(lists[0], len(di.chunks))
+	docsStart, wtfStart := len(s.matchDocs), len(s.matchWTF)
+	// starts are the positions where the phrase so far ends.
+	starts, next := s.starts[:0], s.nextStarts[:0]
 	for _, d := range first.docs {
-		// starts are the positions where the phrase so far ends.
-		var starts []uint32
+		starts = starts[:0]
 		for _, pl := range lists[0] {
 			starts = append(starts, positionsIn(pl, d)...)
 		}
 		for k := 1; k < len(lists) && len(starts) > 0; k++ {
-			var next []uint32
+			next = next[:0]
 			for _, pl := range lists[k] {
 				for _, p := range positionsIn(pl, d) {
 					if p&posMask > 0 && containsPos(starts, p-1) {
@@ -195,7 +216,7 @@ func (di *domainIndex) phrase(lists [][]*postings) match {
 					}
 				}
 			}
-			starts = next
+			starts, next = next, starts
 		}
 		if len(starts) == 0 {
 			continue
@@ -204,19 +225,31 @@ func (di *domainIndex) phrase(lists [][]*postings) match {
 		for _, p := range starts {
 			wtf += fieldWeights[p>>fieldShift]
 		}
-		m.docs = append(m.docs, d)
-		m.wtf = append(m.wtf, wtf)
+		s.matchDocs = append(s.matchDocs, d)
+		s.matchWTF = append(s.matchWTF, wtf)
 	}
-	return m
+	s.starts, s.nextStarts = starts, next
+	return s.matchesFrom(docsStart, wtfStart)
+}
+
+// matchesFrom is the match appended to s's match buffers since docsStart
+// and wtfStart.
+func (s *queryScratch) matchesFrom(docsStart, wtfStart int) match {
+	return match{
+		docs: s.matchDocs[docsStart:len(s.matchDocs):len(s.matchDocs)],
+		wtf:  s.matchWTF[wtfStart:len(s.matchWTF):len(s.matchWTF)],
+	}
 }
 
 // exactPhrase is phrase for tokens that each have one postings list: the
 // lists are intersected by walking them together, and each common chunk's
 // positions are merged in order.
-func exactPhrase(pls []*postings) match {
-	var m match
-	cur := make([]int, len(pls))
-	var starts, next []uint32
+func (s *queryScratch) exactPhrase(pls []*postings) match {
+	cur := slices.Grow(s.cursors[:0], len(pls))[:len(pls)]
+	clear(cur)
+	s.cursors = cur
+	docsStart, wtfStart := len(s.matchDocs), len(s.matchWTF)
+	starts, next := s.starts[:0], s.nextStarts[:0]
 outer:
 	for i0, d := range pls[0].docs {
 		for k := 1; k < len(pls); k++ {
@@ -256,10 +289,11 @@ outer:
 		for _, p := range starts {
 			wtf += fieldWeights[p>>fieldShift]
 		}
-		m.docs = append(m.docs, d)
-		m.wtf = append(m.wtf, wtf)
+		s.matchDocs = append(s.matchDocs, d)
+		s.matchWTF = append(s.matchWTF, wtf)
 	}
-	return m
+	s.starts, s.nextStarts = starts, next
+	return s.matchesFrom(docsStart, wtfStart)
 }
 
 // positionsIn returns a postings list's positions in chunk d, if any.
@@ -280,15 +314,32 @@ func containsPos(ps []uint32, p uint32) bool {
 	return false
 }
 
-// search returns the best n candidates of q among the chunks the filter
+// pageBoost multiplies the relevance of the chunks of one page (the
+// reader's) by factor; page is -1 for none.
+type pageBoost struct {
+	page   int32
+	factor float64
+}
+
+// chunkFactor is what chunk d's relevance is multiplied by: its own boost,
+// and the page boost on its page.
+func (di *domainIndex) chunkFactor(d int32, pb pageBoost) float64 {
+	f := float64(di.boost[d])
+	if di.page[d] == pb.page {
+		f *= pb.factor
+	}
+	return f
+}
+
+// search finds the best n candidates of q among the chunks the filter
 // keeps: bm25 times the boosts, with MaxScore pruning — terms whose best
 // possible contribution cannot lift a chunk into the current top n only
-// score chunks other terms found.
-func (di *domainIndex) search(q Query, n int) []Candidate {
+// score chunks other terms found. They are returned in no order, in s.
+func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 	N := float64(len(di.chunks))
-	var ms []match
+	s.matches = s.matches[:0]
 	for _, t := range q.Terms {
-		m := di.termMatches(t)
+		m := di.termMatches(t, s)
 		m.required = t.Required
 		if len(m.docs) == 0 {
 			if t.Required {
@@ -304,52 +355,38 @@ func (di *domainIndex) search(q Query, n int) []Candidate {
 		for i, d := range m.docs {
 			m.ub = max(m.ub, m.idf*di.tf(m.wtf[i], d))
 		}
-		ms = append(ms, m)
+		s.matches = append(s.matches, m)
 	}
-	if len(ms) == 0 {
+	if len(s.matches) == 0 {
 		return nil
 	}
 	pathBoost := q.PathBoost
 	if pathBoost <= 0 || q.BoostPath == "" {
 		pathBoost = 1
 	}
+	pb := pageBoost{page: -1, factor: pathBoost}
+	if page, ok := di.pages[q.BoostPath]; ok {
+		pb.page = page
+	}
 	keep := newChunkFilter(q.Filter)
-	maxBoost := di.maxBoost * max(pathBoost, 1)
-	boostPage, ok := di.pages[q.BoostPath]
-	if !ok {
-		boostPage = -1
-	}
-	factor := func(d int32) float64 {
-		f := float64(di.boost[d])
-		if di.page[d] == boostPage {
-			f *= pathBoost
-		}
-		return f
-	}
-	var req, opt []match
-	for _, m := range ms {
+	s.required, s.optional = s.required[:0], s.optional[:0]
+	for _, m := range s.matches {
 		if m.required {
-			req = append(req, m)
+			s.required = append(s.required, m)
 		} else {
-			opt = append(opt, m)
+			s.optional = append(s.optional, m)
 		}
 	}
-	top := &candHeap{s: make([]scored, 0, min(n, len(di.chunks)))}
-	push := func(d int32, score float64) { top.offer(n, scored{d, score}) }
-	if len(req) > 0 {
+	s.best.s = s.best.s[:0]
+	if len(s.required) > 0 {
 		// A quoted phrase: every chunk holding the required terms (and one
 		// of the others, if any) is scored; such queries are few and their
 		// matches fewer.
-		di.exhaustive(req, opt, keep, factor, push)
+		di.exhaustive(s.required, s.optional, n, keep, pb, s)
 	} else {
-		di.maxScore(opt, n, keep, factor, maxBoost, top, push)
+		di.maxScore(s.optional, n, keep, pb, di.maxBoost*max(pathBoost, 1), s)
 	}
-	out := make([]Candidate, 0, top.Len())
-	for _, s := range top.s {
-		c := &di.chunks[s.doc]
-		out = append(out, Candidate{Key: int64(s.doc), PagePath: c.PagePath, Seq: c.Seq, Score: s.score})
-	}
-	return out
+	return s.best.s
 }
 
 // tf is bm25's saturated term frequency of a weighted frequency in chunk d.
@@ -359,93 +396,134 @@ func (di *domainIndex) tf(wtf float32, d int32) float64 {
 }
 
 // exhaustive scores every chunk holding all of req and, when opt is not
-// empty, one of opt.
-func (di *domainIndex) exhaustive(req, opt []match, keep chunkFilter, factor func(int32) float64, push func(int32, float64)) {
-	scores := map[int32]float64{}
-	counts := map[int32]int{}
-	for _, m := range req {
-		for i, d := range m.docs {
-			scores[d] += m.idf * di.tf(m.wtf[i], d)
-			counts[d]++
-		}
-	}
-	hasOpt := map[int32]bool{}
-	for _, m := range opt {
-		for i, d := range m.docs {
-			if counts[d] == len(req) {
-				scores[d] += m.idf * di.tf(m.wtf[i], d)
-				hasOpt[d] = true
+// empty, one of opt: the terms' chunks are walked together, in order.
+func (di *domainIndex) exhaustive(req, opt []match, n int, keep chunkFilter, pb pageBoost, s *queryScratch) {
+	at := slices.Grow(s.termAt[:0], len(req)+len(opt))[:len(req)+len(opt)]
+	clear(at)
+	s.termAt = at
+	reqAt, optAt := at[:len(req)], at[len(req):]
+outer:
+	for i0, d := range req[0].docs {
+		reqAt[0] = i0
+		for k := 1; k < len(req); k++ {
+			docs := req[k].docs
+			j := reqAt[k]
+			for j < len(docs) && docs[j] < d {
+				j++
+			}
+			reqAt[k] = j
+			if j == len(docs) {
+				break outer
+			}
+			if docs[j] != d {
+				continue outer
 			}
 		}
-	}
-	for d, s := range scores {
-		if counts[d] != len(req) || (len(opt) > 0 && !hasOpt[d]) || !keep.keeps(&di.chunks[d]) {
+		var score float64
+		for k := range req {
+			m := &req[k]
+			score += m.idf * di.tf(m.wtf[reqAt[k]], d)
+		}
+		hasOpt := false
+		for k := range opt {
+			m := &opt[k]
+			j := optAt[k]
+			for j < len(m.docs) && m.docs[j] < d {
+				j++
+			}
+			optAt[k] = j
+			if j < len(m.docs) && m.docs[j] == d {
+				score += m.idf * di.tf(m.wtf[j], d)
+				hasOpt = true
+			}
+		}
+		if (len(opt) > 0 && !hasOpt) || !keep.keeps(&di.chunks[d]) {
 			continue
 		}
-		push(d, s*factor(d))
+		s.best.offer(n, scored{d, score * di.chunkFactor(d, pb)})
 	}
 }
 
+// byUpperBound orders terms by their upper bound, lowest first.
+func byUpperBound(a, b match) int { return cmp.Compare(a.ub, b.ub) }
+
 // maxScore is document-at-a-time scoring with MaxScore pruning over
 // optional terms.
-func (di *domainIndex) maxScore(ms []match, n int, keep chunkFilter, factor func(int32) float64, maxBoost float64, top *candHeap, push func(int32, float64)) {
-	sort.Slice(ms, func(a, b int) bool { return ms[a].ub < ms[b].ub })
-	// cum[i] bounds the score of terms 0..i together.
-	cum := make([]float64, len(ms))
+func (di *domainIndex) maxScore(ms []match, n int, keep chunkFilter, pb pageBoost, maxBoost float64, s *queryScratch) {
+	slices.SortFunc(ms, byUpperBound)
+	// bounds[i] bounds the score of terms 0..i together.
+	bounds := slices.Grow(s.bounds[:0], len(ms))[:len(ms)]
 	for i, m := range ms {
-		cum[i] = m.ub * maxBoost
+		bounds[i] = m.ub * maxBoost
 		if i > 0 {
-			cum[i] += cum[i-1]
+			bounds[i] += bounds[i-1]
 		}
 	}
-	cur := make([]int, len(ms))
+	s.bounds = bounds
+	// at[i] is term i's place in its chunks, doc[i] the chunk there
+	// (math.MaxInt32 past the last).
+	at := slices.Grow(s.termAt[:0], len(ms))[:len(ms)]
+	doc := slices.Grow(s.termDoc[:0], len(ms))[:len(ms)]
+	s.termAt, s.termDoc = at, doc
+	for i, m := range ms {
+		at[i], doc[i] = 0, m.docs[0]
+	}
+	top := &s.best
+	// threshold is the score to beat: the worst of the best n, once there
+	// are n.
+	threshold := -1.0
 	firstEssential := 0
-	threshold := func() float64 {
-		if top.Len() < n {
-			return -1
-		}
-		return top.s[0].score
-	}
-	for {
-		// The next chunk is the smallest among the essential terms.
-		next := int32(math.MaxInt32)
-		for i := firstEssential; i < len(ms); i++ {
-			if cur[i] < len(ms[i].docs) && ms[i].docs[cur[i]] < next {
-				next = ms[i].docs[cur[i]]
-			}
-		}
-		if next == math.MaxInt32 {
-			return
-		}
+	// The next chunk is the smallest among the essential terms; the terms
+	// are advanced past one chunk and the smallest of the next found in
+	// the same pass.
+	next := slices.Min(doc)
+	for next != math.MaxInt32 {
+		d := next
+		next = math.MaxInt32
 		var raw float64
 		for i := firstEssential; i < len(ms); i++ {
-			if cur[i] < len(ms[i].docs) && ms[i].docs[cur[i]] == next {
-				raw += ms[i].idf * di.tf(ms[i].wtf[cur[i]], next)
-				cur[i]++
+			if doc[i] == d {
+				m := &ms[i]
+				raw += m.idf * di.tf(m.wtf[at[i]], d)
+				at[i]++
+				doc[i] = math.MaxInt32
+				if at[i] < len(m.docs) {
+					doc[i] = m.docs[at[i]]
+				}
 			}
+			next = min(next, doc[i])
 		}
-		f := factor(next)
-		th := threshold()
+		f := di.chunkFactor(d, pb)
 		for i := firstEssential - 1; i >= 0; i-- {
-			if (raw+cum[i]/maxBoost)*f <= th {
+			if (raw+bounds[i]/maxBoost)*f <= threshold {
 				break
 			}
 			m := &ms[i]
 			// Skip ahead (the lists are sorted by chunk).
-			j := cur[i] + sort.Search(len(m.docs)-cur[i], func(k int) bool { return m.docs[cur[i]+k] >= next })
-			cur[i] = j
-			if j < len(m.docs) && m.docs[j] == next {
-				raw += m.idf * di.tf(m.wtf[j], next)
+			skip, _ := slices.BinarySearch(m.docs[at[i]:], d)
+			j := at[i] + skip
+			at[i] = j
+			if j < len(m.docs) && m.docs[j] == d {
+				raw += m.idf * di.tf(m.wtf[j], d)
 			}
 		}
 		score := raw * f
-		if score <= th || !keep.keeps(&di.chunks[next]) {
+		if score <= threshold || !keep.keeps(&di.chunks[d]) {
 			continue
 		}
-		push(next, score)
-		th = threshold()
-		for firstEssential < len(ms) && cum[firstEssential] <= th {
-			firstEssential++
+		top.offer(n, scored{d, score})
+		if top.Len() == n {
+			threshold = top.s[0].score
+		}
+		if firstEssential < len(ms) && bounds[firstEssential] <= threshold {
+			for firstEssential < len(ms) && bounds[firstEssential] <= threshold {
+				firstEssential++
+			}
+			// The terms no longer essential may have held the next chunk.
+			next = int32(math.MaxInt32)
+			if firstEssential < len(ms) {
+				next = slices.Min(doc[firstEssential:])
+			}
 		}
 	}
 }

@@ -54,7 +54,7 @@ type MemoryConfig struct {
 // CheckEvery, and at once after Changed). Domains least recently searched
 // are dropped when the indexes held pass MaxBytes. Writes and pages go to
 // the store. Ranking is the same whatever the store: bm25 over the domain's
-// own statistics, then RankCandidates.
+// own statistics, then the page-level ranking of RankCandidates.
 type Memory struct {
 	src Source
 	cfg MemoryConfig
@@ -387,7 +387,9 @@ func (di *domainIndex) countPages(t Term, f Filter, upTo int) int {
 	keep := newChunkFilter(f)
 	seen := make([]uint64, (len(di.pages)+63)/64)
 	n := 0
-	di.termDocs(t, func(docs []int32) bool {
+	s := getQueryScratch()
+	defer s.release()
+	di.termDocs(t, s, func(docs []int32) bool {
 		for _, d := range docs {
 			pg := di.page[d]
 			if seen[pg/64]&(1<<(pg%64)) != 0 || !keep.keeps(&di.chunks[d]) {
@@ -417,15 +419,25 @@ func (di *domainIndex) hits(q Query) []Hit {
 	if limit <= 0 {
 		limit = DefaultPageSize
 	}
-	cands := di.search(q, max(candidatesPerHit*limit, minCandidates))
-	if len(cands) == 0 {
+	s := getQueryScratch()
+	defer s.release()
+	best := di.search(q, max(candidatesPerHit*limit, minCandidates), s)
+	if len(best) == 0 {
 		return nil
 	}
-	ranked := RankCandidates(cands, q.MaxPerPage, limit)
+	rows := s.rows[:0]
+	for _, c := range best {
+		rows = append(rows, rankRow{score: c.score, seq: di.chunks[c.doc].Seq, page: di.page[c.doc], item: c.doc})
+	}
+	s.rows = rows
+	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, di.pagePath, s)
 	words := SingleWordTerms(q.Terms)
 	out := make([]Hit, len(ranked))
-	for i, c := range ranked {
-		out[i] = Hit{Chunk: di.chunks[c.Key], Score: NormalizeScore(c.Score, 1, words, len(di.chunks))}
+	for i, r := range ranked {
+		out[i] = Hit{Chunk: di.chunks[r.item], Score: NormalizeScore(r.score, 1, words, len(di.chunks))}
 	}
 	return out
 }
+
+// pagePath is chunk d's page path.
+func (di *domainIndex) pagePath(d int32) string { return di.chunks[d].PagePath }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 )
@@ -166,31 +166,91 @@ func TestMaxScoreMatchesExhaustiveScoring(t *testing.T) {
 		}
 		query := Query{Terms: ParseQuery(q, "en"), BoostPath: fmt.Sprintf("p%03d", rng.IntN(400)), PathBoost: 1.5}
 		n := 1 + rng.IntN(40)
-		got := di.search(query, n)
-		all := di.search(query, len(chunks))
-		sort.Slice(all, func(a, b int) bool {
-			if all[a].Score != all[b].Score {
-				return all[a].Score > all[b].Score
+		got := searchCandidates(di, query, n)
+		all := searchCandidates(di, query, len(chunks))
+		bestFirst := func(a, b scored) int {
+			if a.score != b.score {
+				return cmp.Compare(b.score, a.score)
 			}
-			return all[a].Key < all[b].Key
-		})
-		sort.Slice(got, func(a, b int) bool {
-			if got[a].Score != got[b].Score {
-				return got[a].Score > got[b].Score
-			}
-			return got[a].Key < got[b].Key
-		})
+			return cmp.Compare(a.doc, b.doc)
+		}
+		slices.SortFunc(all, bestFirst)
+		slices.SortFunc(got, bestFirst)
 		want := all[:min(n, len(all))]
 		if len(got) != len(want) {
 			t.Fatalf("trial %d %q top %d: %d candidates, want %d", trial, q, n, len(got), len(want))
 		}
 		for i := range want {
 			// The same sums, added in another order.
-			if math.Abs(got[i].Score-want[i].Score) > 1e-9*want[i].Score {
-				t.Fatalf("trial %d %q top %d: #%d scores %v, want %v", trial, q, n, i, got[i].Score, want[i].Score)
+			if math.Abs(got[i].score-want[i].score) > 1e-9*want[i].score {
+				t.Fatalf("trial %d %q top %d: #%d scores %v, want %v", trial, q, n, i, got[i].score, want[i].score)
 			}
 		}
 	}
+}
+
+// searchCandidates is di.search's best n candidates of q, copied out of
+// the scratch they are held in.
+func searchCandidates(di *domainIndex, q Query, n int) []scored {
+	s := getQueryScratch()
+	defer s.release()
+	return slices.Clone(di.search(q, n, s))
+}
+
+// A query's hits do not depend on the queries before it, on the same index
+// or on another of another size, nor on those running with it, although
+// they share buffers: asked in another order, by several goroutines at
+// once, every query gives the same hits.
+func TestHitsDoNotDependOnEarlierQueries(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	vocab := []string{"kettle", "kettles", "water", "boil", "boiling", "tea", "teapot", "green", "cup", "descale", "lid", "timer"}
+	index := func(n int) *domainIndex {
+		var chunks []Chunk
+		for i := range n {
+			var words []string
+			for range 2 + rng.IntN(30) {
+				words = append(words, vocab[int(float64(len(vocab))*rng.Float64()*rng.Float64())])
+			}
+			page := fmt.Sprintf("p%03d", i/3)
+			c := textChunk(page, fmt.Sprint(words))
+			c.ID, c.Seq = fmt.Sprintf("%s-%d", page, i%3), i%3
+			chunks = append(chunks, c)
+		}
+		return buildDomainIndex(chunks, 1)
+	}
+	small, large := index(40), index(900)
+	queries := []string{"kettle water", "green tea cup", "boil", `"green tea" timer`, `"descale kettle"`, "teap", "kettle bo",
+		"lid timer water tea", `"water boil" kettle`, "green te"}
+	type asked struct {
+		di    *domainIndex
+		query Query
+	}
+	var all []asked
+	for _, q := range queries {
+		for _, di := range []*domainIndex{small, large} {
+			for _, mpp := range []int{0, 2} {
+				all = append(all, asked{di, Query{Terms: ParseQuery(q, "en"), Limit: 5 + len(all)%20, MaxPerPage: mpp, BoostPath: "p001", PathBoost: 1.5}})
+			}
+		}
+	}
+	first := make([][]Hit, len(all))
+	for i, a := range all {
+		first[i] = a.di.hits(a.query)
+	}
+	order := rng.Perm(len(all))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for _, i := range order[g*len(order)/4 : (g+1)*len(order)/4] {
+				a := all[i]
+				if got := a.di.hits(a.query); !reflect.DeepEqual(got, first[i]) {
+					t.Errorf("query %d %+v: hits %v, first %v", i, a.query.Terms, got, first[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Warm loads domains in order while they fit the bound.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,13 +26,24 @@ const maxTerms = 48
 //
 // Stemming is left to the engine.
 func ParseQuery(text, lang string) []Term {
-	p := queryParser{lang: lang, seen: map[string]bool{}}
+	// Room for the terms of text's words: about two a word (the word, and
+	// it with its neighbour), so that they are not copied as they come.
+	fields := min(strings.Count(text, " ")+1, maxTerms)
+	p := queryParser{lang: lang, terms: make([]Term, 0, 2*fields), words: make([]string, 0, 3*fields)}
 	text = normalizeQuotes(text)
 	typingAtEnd := endsInWord(text)
 	free := func(s string, last bool) {
-		fields := strings.Fields(s)
-		for n, raw := range fields {
-			p.word(raw, last && typingAtEnd && n == len(fields)-1)
+		// A word is parsed once the next is seen, so that the last one is
+		// known.
+		held := ""
+		for w := range strings.FieldsSeq(s) {
+			if held != "" {
+				p.word(held, false)
+			}
+			held = w
+		}
+		if held != "" {
+			p.word(held, last && typingAtEnd)
 		}
 	}
 	rest := text
@@ -56,28 +68,31 @@ func ParseQuery(text, lang string) []Term {
 type queryParser struct {
 	lang  string
 	terms []Term
-	seen  map[string]bool
+	// words holds the words of the terms: each term's Words is a slice of
+	// it, so that a term costs no allocation of its own.
+	words []string
+	// segs and run are the segments of the word being parsed, and those of
+	// the compound being read.
+	segs, run []segment
 	// prev is the last word kept, while no stop word or punctuation has
 	// come after it: two such neighbours are also searched as a phrase.
 	prev string
 }
 
-func (p *queryParser) add(t Term) {
-	if len(p.terms) >= maxTerms || len(t.Words) == 0 {
+// add adds the term of words unless the query has it already. The words
+// are copied, so the caller's slice is not kept.
+func (p *queryParser) add(words []string, prefix, required bool) {
+	if len(p.terms) >= maxTerms || len(words) == 0 {
 		return
 	}
-	key := strings.Join(t.Words, " ")
-	if t.Prefix {
-		key += "*"
+	for _, t := range p.terms {
+		if t.Prefix == prefix && t.Required == required && slices.Equal(t.Words, words) {
+			return
+		}
 	}
-	if t.Required {
-		key = "+" + key
-	}
-	if p.seen[key] {
-		return
-	}
-	p.seen[key] = true
-	p.terms = append(p.terms, t)
+	start := len(p.words)
+	p.words = append(p.words, words...)
+	p.terms = append(p.terms, Term{Words: p.words[start:len(p.words):len(p.words)], Prefix: prefix, Required: required})
 }
 
 func (p *queryParser) stop(w string) bool {
@@ -88,80 +103,86 @@ func (p *queryParser) stop(w string) bool {
 func (p *queryParser) phrase(s string) {
 	p.prev = ""
 	var words []string
-	for _, seg := range segments(s) {
+	p.segs = appendSegments(p.segs[:0], s)
+	for _, seg := range p.segs {
 		if seg.cjk {
 			words = append(words, bigrams([]rune(seg.text))...)
 			continue
 		}
 		words = append(words, strings.ToLower(seg.text))
 	}
-	p.add(Term{Words: words, Required: true})
+	p.add(words, false, true)
 }
 
 // word adds the terms of one whitespace-separated word.
 func (p *queryParser) word(raw string, typing bool) {
-	segs := segments(raw)
+	p.segs = appendSegments(p.segs[:0], raw)
+	segs := p.segs
 	// A compound is a run of word segments joined by punctuation other
 	// than an apostrophe, with no CJK inside.
-	var run []segment
-	flush := func(last bool) {
-		defer func() { run = run[:0] }()
-		if len(run) == 0 {
-			return
-		}
-		if len(run) > 1 {
-			words := make([]string, len(run))
-			for i, s := range run {
-				words[i] = strings.ToLower(s.text)
-			}
-			p.add(Term{Words: words})
-		}
-		for i, s := range run {
-			lw := strings.ToLower(s.text)
-			if p.stop(lw) {
-				p.prev = ""
-				continue
-			}
-			prefix := typing && last && i == len(run)-1 && utf8.RuneCountInString(lw) >= 3
-			if p.prev != "" && len(run) == 1 {
-				// Neighbouring words ("audit trail", "cookie manager")
-				// rank higher where they appear together.
-				p.add(Term{Words: []string{p.prev, lw}, Prefix: prefix})
-			}
-			p.prev = lw
-			p.add(Term{Words: []string{lw}, Prefix: prefix})
-			if !upperAfterFirst(s.text) {
-				continue // camelParts would keep it whole
-			}
-			if parts := camelParts(s.text); len(parts) > 1 {
-				for _, part := range parts {
-					if lp := strings.ToLower(part); !p.stop(lp) {
-						p.add(Term{Words: []string{lp}})
-					}
-				}
-			}
-		}
-	}
+	p.run = p.run[:0]
 	for _, s := range segs {
 		switch {
 		case s.cjk:
-			flush(false)
+			p.compound(false, typing)
 			p.prev = ""
 			for _, bg := range bigrams([]rune(s.text)) {
-				p.add(Term{Words: []string{bg}})
+				p.add([]string{bg}, false, false)
 			}
 		case s.apostrophe:
 			// "can't", "l'API": the apostrophe separates words, it does
 			// not join a compound.
-			flush(false)
-			run = append(run, s)
+			p.compound(false, typing)
+			p.run = append(p.run, s)
 		default:
-			run = append(run, s)
+			p.run = append(p.run, s)
 		}
 	}
-	flush(true)
+	p.compound(true, typing)
 	if r, _ := utf8.DecodeLastRuneInString(raw); !isWordRune(r) || len(segs) == 0 || segs[len(segs)-1].cjk {
 		p.prev = ""
+	}
+}
+
+// compound adds the terms of the compound read so far (p.run), the last of
+// the word when last is true, and empties it.
+func (p *queryParser) compound(last, typing bool) {
+	run := p.run
+	p.run = p.run[:0]
+	if len(run) == 0 {
+		return
+	}
+	if len(run) > 1 {
+		var words []string
+		for _, s := range run {
+			words = append(words, strings.ToLower(s.text))
+		}
+		p.add(words, false, false)
+	}
+	for i, s := range run {
+		lw := strings.ToLower(s.text)
+		if p.stop(lw) {
+			p.prev = ""
+			continue
+		}
+		prefix := typing && last && i == len(run)-1 && utf8.RuneCountInString(lw) >= 3
+		if p.prev != "" && len(run) == 1 {
+			// Neighbouring words ("audit trail", "cookie manager")
+			// rank higher where they appear together.
+			p.add([]string{p.prev, lw}, prefix, false)
+		}
+		p.prev = lw
+		p.add([]string{lw}, prefix, false)
+		if !upperAfterFirst(s.text) {
+			continue // camelParts would keep it whole
+		}
+		if parts := camelParts(s.text); len(parts) > 1 {
+			for _, part := range parts {
+				if lp := strings.ToLower(part); !p.stop(lp) {
+					p.add([]string{lp}, false, false)
+				}
+			}
+		}
 	}
 }
 
@@ -174,9 +195,10 @@ type segment struct {
 	apostrophe bool
 }
 
-// segments splits s into runs of word characters, CJK runs apart.
-func segments(s string) []segment {
-	var out []segment
+// appendSegments appends to out the runs of word characters of s, CJK runs
+// apart.
+func appendSegments(out []segment, s string) []segment {
+	first := len(out)
 	i := 0
 	apos := false
 	for i < len(s) {
@@ -197,7 +219,7 @@ func segments(s string) []segment {
 			}
 			j += s2
 		}
-		out = append(out, segment{text: s[i:j], cjk: cjk, apostrophe: apos && len(out) > 0})
+		out = append(out, segment{text: s[i:j], cjk: cjk, apostrophe: apos && len(out) > first})
 		apos = false
 		i = j
 	}

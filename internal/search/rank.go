@@ -33,89 +33,167 @@ const (
 // can make the cut. A candidate is one chunk, so no two share a page and a
 // Seq.
 func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
-	// Each page's candidates together, its best first: the pages are
-	// numbered, so that the sort compares numbers rather than paths, and
-	// positions are sorted rather than the candidates themselves, whose
-	// moves would cost write barriers on the paths.
+	s := getQueryScratch()
+	defer s.release()
+	// The pages are numbered, so that the ranking compares numbers rather
+	// than paths.
 	pageNo := make(map[string]int32)
-	page := make([]int32, len(cands))
-	order := make([]int32, len(cands))
+	rows := s.rows[:0]
 	for i, c := range cands {
 		n, ok := pageNo[c.PagePath]
 		if !ok {
 			n = int32(len(pageNo))
 			pageNo[c.PagePath] = n
 		}
-		page[i], order[i] = n, int32(i)
+		rows = append(rows, rankRow{score: c.Score, seq: c.Seq, page: n, item: int32(i)})
 	}
-	slices.SortFunc(order, func(i, j int32) int {
-		if c := cmp.Compare(page[i], page[j]); c != 0 {
-			return c
-		}
-		return byScoreThenSeq(&cands[i], &cands[j])
-	})
-	ranked := make([]Candidate, 0, len(cands))
-	for start := 0; start < len(order); {
+	s.rows = rows
+	ranked := rankRows(rows, len(pageNo), maxPerPage, limit, func(i int32) string { return cands[i].PagePath }, s)
+	out := make([]Candidate, len(ranked))
+	for k, r := range ranked {
+		out[k] = cands[r.item]
+		out[k].Score = r.score
+	}
+	return out
+}
+
+// rankRow is a candidate as the page-level ranking sees it: no path, so
+// that rows move without write barriers and compare by number.
+type rankRow struct {
+	score float64
+	seq   int
+	// page numbers the candidate's page, one number a page; item is the
+	// caller's number of the candidate.
+	page, item int32
+}
+
+// rankRows is RankCandidates on rows whose pages are numbered from 0 to
+// pages-1: it returns the ranked rows, best first, with the ranking's
+// scores, in s's buffers. pathOf returns an item's page path, which orders
+// candidates of equal scores.
+func rankRows(rows []rankRow, pages, maxPerPage, limit int, pathOf func(item int32) string, s *queryScratch) []rankRow {
+	rows = groupByPage(rows, pages, s)
+	kept := 0
+	for start := 0; start < len(rows); {
 		end := start + 1
-		for end < len(order) && page[order[end]] == page[order[start]] {
+		for end < len(rows) && rows[end].page == rows[start].page {
 			end++
 		}
-		same := order[start:end]
+		same := rows[start:end]
 		start = end
 		// top is the sum of the page's best chunks; a chunk gains the
 		// others of them (a chunk past them gains them less the weakest,
 		// so that it never overtakes them).
 		var top, weakest float64
-		for _, i := range same[:min(len(same), pageEvidenceChunks)] {
-			top += cands[i].Score
-			weakest = cands[i].Score
+		for _, r := range same[:min(len(same), pageEvidenceChunks)] {
+			top += r.score
+			weakest = r.score
 		}
-		for k, i := range same {
+		// The kept rows go to the front of rows: never past the one read.
+		for k, r := range same {
 			if maxPerPage > 0 && k >= maxPerPage {
 				break
 			}
-			c := cands[i]
 			if k < pageEvidenceChunks {
-				c.Score += pageEvidence * (top - c.Score)
+				r.score += pageEvidence * (top - r.score)
 			} else {
-				c.Score += pageEvidence * (top - weakest)
+				r.score += pageEvidence * (top - weakest)
 			}
-			ranked = append(ranked, c)
+			rows[kept] = r
+			kept++
 		}
 	}
-	order = order[:len(ranked)]
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(i, j int32) int {
-		a, b := &ranked[i], &ranked[j]
-		if a.Score != b.Score {
-			return byScoreThenSeq(a, b)
+	ranked := rows[:kept]
+	compare := func(a, b *rankRow) int {
+		if a.score != b.score {
+			return byScoreThenSeq(*a, *b)
 		}
-		if c := strings.Compare(a.PagePath, b.PagePath); c != 0 {
+		if c := strings.Compare(pathOf(a.item), pathOf(b.item)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
-	if limit > 0 && len(order) > limit {
-		order = order[:limit]
+		return cmp.Compare(a.seq, b.seq)
 	}
-	out := make([]Candidate, len(order))
-	for k, i := range order {
-		out[k] = ranked[i]
+	if limit > 0 && len(ranked) > limit {
+		moveFirstToFront(ranked, limit, compare)
+		ranked = ranked[:limit]
 	}
-	return out
+	slices.SortFunc(ranked, func(a, b rankRow) int { return compare(&a, &b) })
+	return ranked
 }
 
-// byScoreThenSeq orders candidates by score, higher first, then by Seq.
-func byScoreThenSeq(a, b *Candidate) int {
+// groupByPage returns rows page after page, each page's best first, in
+// s.grouped: the rows are counted by page, placed, then each page's sorted.
+func groupByPage(rows []rankRow, pages int, s *queryScratch) []rankRow {
+	// next[p] is where page p's next row goes.
+	next := slices.Grow(s.pageNext[:0], pages+1)[:pages+1]
+	clear(next)
+	for _, r := range rows {
+		next[r.page+1]++
+	}
+	for p := 1; p < len(next); p++ {
+		next[p] += next[p-1]
+	}
+	grouped := slices.Grow(s.grouped[:0], len(rows))[:len(rows)]
+	for _, r := range rows {
+		grouped[next[r.page]] = r
+		next[r.page]++
+	}
+	s.pageNext, s.grouped = next, grouped
+	for start := 0; start < len(grouped); {
+		end := start + 1
+		for end < len(grouped) && grouped[end].page == grouped[start].page {
+			end++
+		}
+		slices.SortFunc(grouped[start:end], byScoreThenSeq)
+		start = end
+	}
+	return grouped
+}
+
+// byScoreThenSeq orders rows by score, higher first, then by seq.
+func byScoreThenSeq(a, b rankRow) int {
 	switch {
-	case a.Score > b.Score:
+	case a.score > b.score:
 		return -1
-	case a.Score < b.Score:
+	case a.score < b.score:
 		return 1
 	}
-	return cmp.Compare(a.Seq, b.Seq)
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// moveFirstToFront moves the k rows that come first in compare's order to
+// rows[:k], in no order: rows[:k] is kept as a heap whose root is the last
+// of them, which a row that comes before it replaces.
+func moveFirstToFront(rows []rankRow, k int, compare func(a, b *rankRow) int) {
+	front := rows[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(front, i, compare)
+	}
+	for i := k; i < len(rows); i++ {
+		if compare(&rows[i], &front[0]) < 0 {
+			front[0] = rows[i]
+			siftDown(front, 0, compare)
+		}
+	}
+}
+
+// siftDown moves heap[i] down until no child of it comes after it in
+// compare's order.
+func siftDown(heap []rankRow, i int, compare func(a, b *rankRow) int) {
+	for {
+		last, l, r := i, 2*i+1, 2*i+2
+		if l < len(heap) && compare(&heap[l], &heap[last]) > 0 {
+			last = l
+		}
+		if r < len(heap) && compare(&heap[r], &heap[last]) > 0 {
+			last = r
+		}
+		if last == i {
+			return
+		}
+		heap[i], heap[last] = heap[last], heap[i]
+		i = last
+	}
 }
 
 // SingleWordTerms counts the one-word terms of a query: phrases add to a

@@ -1,11 +1,11 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -117,7 +117,7 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 				hits[i].Score *= other
 			}
 		}
-		sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+		slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	out := hits[:0]
 	for _, h := range hits {
@@ -218,10 +218,11 @@ func relax(ts []Term) []Term {
 	return dedupeTerms(out)
 }
 
-// dedupeTerms keeps the first of equal terms, up to maxTerms. The terms
-// kept are compared one by one: there are few of them, and no key is built.
+// dedupeTerms keeps the first of equal terms, up to maxTerms, at the front
+// of ts's array. The terms kept are compared one by one: there are few of
+// them, and no key is built.
 func dedupeTerms(ts []Term) []Term {
-	out := ts[:0:0]
+	out := ts[:0]
 	for _, t := range ts {
 		if slices.ContainsFunc(out, func(o Term) bool {
 			return o.Prefix == t.Prefix && o.Required == t.Required && slices.Equal(o.Words, t.Words)

@@ -128,9 +128,35 @@ func rawTokens(text string, fn func(raw string)) {
 func stemToken(raw string) string {
 	st := fold(raw)
 	if len(st) > 2 && len(st) <= maxStemBytes && isASCIILetters(st) {
-		st = porterstemmer.StemString(st)
+		st = stemASCII(st)
 	}
 	return st
+}
+
+// stemASCII is porterstemmer.StemString for a word of at most maxStemBytes
+// ASCII letters: it is stemmed in an array on the stack (a stem is never
+// longer than its word), and w itself is returned when it is its own stem.
+func stemASCII(w string) string {
+	var word [maxStemBytes]rune
+	runes := word[:0]
+	for i := 0; i < len(w); i++ {
+		runes = append(runes, rune(w[i]))
+	}
+	stem := porterstemmer.Stem(runes)
+	if len(stem) == len(w) && sameASCII(stem, w) {
+		return w
+	}
+	return string(stem)
+}
+
+// sameASCII reports whether runes spell the ASCII string s.
+func sameASCII(runes []rune, s string) bool {
+	for i, r := range runes {
+		if r != rune(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // fold lower-cases a token and strips its accents.

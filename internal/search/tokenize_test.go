@@ -1,10 +1,13 @@
 package search
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
 )
 
 // analyzeReference is Analyze as first written, building the analyzed
@@ -113,5 +116,36 @@ func checkAnalyzedTokens(t *testing.T, s string) {
 	rawTokens(analyzeReference(s), func(raw string) { want = append(want, raw) })
 	if !slices.Equal(got, want) {
 		t.Fatalf("analyzedTokens(%q) = %q, want %q", s, got, want)
+	}
+}
+
+// stemASCII stems as porterstemmer.StemString does: words made of stems
+// and the suffixes the stemmer removes or rewrites, and random letters.
+func TestStemASCIIAsStemString(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 10))
+	stems := []string{"configur", "connect", "relat", "hop", "fil", "disagre", "feed", "sky", "happ", "gener", "electr", "adopt", "a", "zz"}
+	suffixes := []string{"", "s", "ss", "sses", "ies", "eed", "ed", "ing", "ational", "tional", "izer", "ization", "ness", "ful",
+		"ousness", "iveness", "alize", "icate", "ement", "ment", "ent", "ion", "e", "ll", "y", "ly", "bli", "logi", "at", "bl", "iz"}
+	var words []string
+	for _, st := range stems {
+		for _, suf := range suffixes {
+			words = append(words, st+suf)
+		}
+	}
+	for range 20000 {
+		b := make([]byte, 3+rng.IntN(maxStemBytes-2))
+		for i := range b {
+			b[i] = "aeiouybcdlmnstz"[rng.IntN(15)]
+		}
+		words = append(words, string(b))
+	}
+	for _, w := range words {
+		if len(w) <= 2 || len(w) > maxStemBytes {
+			continue
+		}
+		if got, want := stemASCII(w), porterstemmer.StemString(w); got != want {
+			t.Fatalf("stemASCII(%q) = %q, StemString gives %q", w, got, want)
+		}
 	}
 }

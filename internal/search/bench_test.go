@@ -1,0 +1,81 @@
+package search
+
+import (
+	"os"
+	"testing"
+)
+
+// retrieveBenchQuestions are asked when DOCSMITH_BENCH_QUESTIONS names no
+// question set: assistant questions of the usual lengths, a quoted phrase, a
+// question being typed and one in Spanish.
+var retrieveBenchQuestions = []string{
+	"How do I set up a custom domain?",
+	"Where do I put instructions for the writing agent?",
+	"Can I use snippets from the web editor?",
+	"How do I hide a page from the navigation but keep it searchable?",
+	"openapi authentication header",
+	"analytics integrations",
+	`What does "environment variables" do in the self-hosted setup?`,
+	"What happens to redirects when I rename a page?",
+	"How do I configure the API key for requests in a collecti",
+	"¿Cómo configuro la búsqueda del sitio?",
+}
+
+// BenchmarkRetrieve measures one retrieval as the assistant runs it: a
+// Retriever over a Memory holding the domain's index, built from a docs
+// folder. One op asks every question once (queries/op says how many), so
+// that B/op and allocs/op are exact sums over the set:
+//
+//	DOCSMITH_BENCH_SITE=/path/to/docs \
+//	DOCSMITH_BENCH_QUESTIONS=/path/to/dev-questions.jsonl \
+//	go test ./internal/search -run '^$' -bench Retrieve -count 5
+func BenchmarkRetrieve(b *testing.B) {
+	dir := os.Getenv("DOCSMITH_BENCH_SITE")
+	if dir == "" {
+		b.Skip("set DOCSMITH_BENCH_SITE to a docs site directory")
+	}
+	_, chunks, err := LoadFolder(dir, "", "https://docs.example")
+	if err != nil {
+		b.Fatalf("load %s: %v", dir, err)
+	}
+	questions := retrieveBenchQuestions
+	if f := os.Getenv("DOCSMITH_BENCH_QUESTIONS"); f != "" {
+		qs, err := ReadQuestions(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		questions = nil
+		for _, q := range qs {
+			questions = append(questions, q.Question)
+		}
+	}
+	mem := NewMemory(newMemSource(), MemoryConfig{CheckEvery: 1 << 62})
+	if err := mem.ReplacePages(b.Context(), "bench", chunks, nil); err != nil {
+		b.Fatal(err)
+	}
+	r := NewRetriever(mem)
+	for _, pageSize := range []int{DefaultPageSize, MaxPageSize} {
+		b.Run(pageSizeName(pageSize), func(b *testing.B) {
+			ask := func() {
+				for _, q := range questions {
+					if _, err := r.Retrieve(b.Context(), "bench", Request{Query: q, PageSize: pageSize}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			ask() // loads the index
+			b.ReportAllocs()
+			for b.Loop() {
+				ask()
+			}
+			b.ReportMetric(float64(len(questions)), "queries/op")
+		})
+	}
+}
+
+func pageSizeName(n int) string {
+	if n == MaxPageSize {
+		return "max-page"
+	}
+	return "default-page"
+}
