@@ -51,6 +51,7 @@ var errDone = errors.New("done")
 // FuzzChunkReader holds the two to the same result.
 type chunkReader struct {
 	events *sseReader
+	parser jsonParser
 	chunk  chunk
 }
 
@@ -75,7 +76,7 @@ func (r *chunkReader) decode(ev sseEvent) (*chunk, error) {
 	if bytes.HasPrefix(ev.data, []byte("[DONE]")) {
 		return nil, errDone
 	}
-	if !bytes.HasPrefix(ev.typ, []byte("thread.")) && parseChunk(ev.data, &r.chunk) {
+	if !bytes.HasPrefix(ev.typ, []byte("thread.")) && r.parser.parseChunk(ev.data, &r.chunk) {
 		return &r.chunk, nil
 	}
 	return &r.chunk, decodeWithSDK(ev, &r.chunk)

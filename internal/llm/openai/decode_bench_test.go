@@ -56,9 +56,12 @@ func BenchmarkParseChunk(b *testing.B) {
 	data := []byte(`{"id":"chatcmpl-AbCdEfGhIjKlMnOpQrStUvWxYz012","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1","choices":[{"index":0,"delta":{"content":"abcd"},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n")
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	var c chunk
+	var (
+		c chunk
+		p jsonParser
+	)
 	for b.Loop() {
-		if !parseChunk(data, &c) {
+		if !p.parseChunk(data, &c) {
 			b.Fatal("parseChunk declined a typical chunk")
 		}
 	}
@@ -74,8 +77,11 @@ func TestTypicalStreamTakesTheUsualShape(t *testing.T) {
 		if !ok || data == "[DONE]" {
 			continue
 		}
-		var c chunk
-		if !parseChunk([]byte(data+"\n"), &c) {
+		var (
+			c chunk
+			p jsonParser
+		)
+		if !p.parseChunk([]byte(data+"\n"), &c) {
 			t.Errorf("parseChunk declined %s", data)
 		}
 	}

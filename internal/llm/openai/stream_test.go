@@ -185,8 +185,11 @@ func TestParseChunkTakesTheUsualShape(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			data := strings.TrimSpace(strings.TrimPrefix(tt.data, "data: "))
-			var c chunk
-			if got := parseChunk([]byte(data+"\n"), &c); got != tt.want {
+			var (
+				c chunk
+				p jsonParser
+			)
+			if got := p.parseChunk([]byte(data+"\n"), &c); got != tt.want {
 				t.Errorf("parseChunk(%s) = %v, want %v", data, got, tt.want)
 			}
 		})
@@ -244,7 +247,7 @@ func FuzzStreamDecoder(f *testing.F) {
 }
 
 // FuzzParseChunk holds parseChunk to the SDK's decoding of any data it
-// takes.
+// takes, after the data is overwritten.
 func FuzzParseChunk(f *testing.F) {
 	for _, tt := range streams {
 		for event := range strings.SplitSeq(tt.body, "\n\n") {
@@ -254,9 +257,18 @@ func FuzzParseChunk(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var c chunk
-		if bytes.HasPrefix(data, []byte("[DONE]")) || !parseChunk(data, &c) {
+		var (
+			c chunk
+			p jsonParser
+		)
+		event := bytes.Clone(data)
+		if bytes.HasPrefix(event, []byte("[DONE]")) || !p.parseChunk(event, &c) {
 			return
+		}
+		// The chunk's strings outlive the event, whose buffer the next
+		// event overwrites.
+		for i := range event {
+			event[i] = 'x'
 		}
 		var want chunk
 		if err := decodeWithSDK(sseEvent{data: data}, &want); err != nil {
@@ -264,4 +276,26 @@ func FuzzParseChunk(f *testing.F) {
 		}
 		sameResult(t, data, []chunk{cloneChunk(&c)}, nil, []chunk{cloneChunk(&want)}, nil)
 	})
+}
+
+// TestStringsEndWhereverTheyEnd reads strings with an escape, a control
+// character or their end at every position of the first words of eight
+// bytes parseChunk looks at, in a key, in a skipped value and in a delta's
+// content, as the SDK does.
+func TestStringsEndWhereverTheyEnd(t *testing.T) {
+	t.Parallel()
+	specials := []string{``, `\"`, `\\`, `\n`, `\u00e9`, "\t", "\x1f", "\x7f", "\xff", `é`}
+	var body strings.Builder
+	for n := range 20 {
+		for _, special := range specials {
+			text := strings.Repeat("a", n) + special + strings.Repeat("b", 20-n)
+			short := strings.Repeat("c", n) + special
+			body.WriteString(`data: {"id":"` + text + `","` + short + `":"` + short + `","choices":[{"index":0,"delta":{"content":"` + text + `"}}]}` + "\n\n")
+			body.WriteString(`data: {"choices":[{"delta":{"content":"` + short + `"}}]}` + "\n\n")
+		}
+	}
+	input := []byte(body.String())
+	got, gotErr := readChunks(input)
+	want, wantErr := readChunksWithSDK(input)
+	sameResult(t, input, got, gotErr, want, wantErr)
 }
