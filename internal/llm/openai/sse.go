@@ -40,7 +40,8 @@ type sseEvent struct {
 // a comment, and other fields ("id", "retry") are ignored; an empty line
 // ends an event that has data, and an event the body ends in before its
 // empty line is dropped. Unlike the SDK's, it bounds an event's size and
-// reads the lines in place, without copying them.
+// reads the lines in place, without copying them; the data of the usual
+// event, one data line and its empty line, is left in place too.
 type sseReader struct {
 	br   *bufio.Reader
 	long []byte // a line longer than br's buffer, put together
@@ -58,10 +59,11 @@ func newSSEReader(body io.Reader) *sseReader {
 func (r *sseReader) next() (sseEvent, error) {
 	r.typ, r.data = r.typ[:0], r.data[:0]
 	for {
-		line, err := r.line()
+		ended, err := r.line()
 		if err != nil {
 			return sseEvent{}, err
 		}
+		line := bytes.TrimSuffix(bytes.TrimSuffix(ended, []byte("\n")), []byte("\r"))
 		if len(line) == 0 {
 			if len(r.data) == 0 {
 				r.typ = r.typ[:0]
@@ -69,10 +71,46 @@ func (r *sseReader) next() (sseEvent, error) {
 			}
 			return sseEvent{typ: r.typ, data: r.data}, nil
 		}
+		if len(r.data) == 0 {
+			if data, ok := r.onlyData(ended); ok {
+				return sseEvent{typ: r.typ, data: data}, nil
+			}
+		}
 		if err := r.field(line); err != nil {
 			return sseEvent{}, err
 		}
 	}
+}
+
+// onlyData returns the data of the event whose first data line is ended
+// (the line with its end) when that line is also the event's last, that is
+// when the empty line that ends the event is already in the buffer: the
+// line's value and its "\n", where they are in the buffer, without a copy.
+// It passes over the empty line. A line that ends in "\r\n" is left to
+// field, which drops the "\r". The line is within maxEventSize (line sees
+// to it), and so is its data.
+func (r *sseReader) onlyData(ended []byte) ([]byte, bool) {
+	value, ok := bytes.CutPrefix(ended, []byte("data:"))
+	if !ok || !bytes.HasSuffix(value, []byte("\n")) || bytes.HasSuffix(value, []byte("\r\n")) {
+		return nil, false
+	}
+	// Peek and Discard of what is buffered do not read, and so leave
+	// ended where it is.
+	next, _ := r.br.Peek(min(2, r.br.Buffered()))
+	var emptyLine int
+	switch {
+	case bytes.HasPrefix(next, []byte("\n")):
+		emptyLine = 1
+	case bytes.HasPrefix(next, []byte("\r\n")):
+		emptyLine = 2
+	default:
+		return nil, false
+	}
+	_, _ = r.br.Discard(emptyLine)
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	return value, true
 }
 
 // field takes in one line of an event.
@@ -94,8 +132,8 @@ func (r *sseReader) field(line []byte) error {
 	return nil
 }
 
-// line returns the next line without its end. A last line without an end
-// counts as a line, as it does for the SDK's bufio.Scanner.
+// line returns the next line with its end, "\n". A last line without an
+// end counts as a line, as it does for the SDK's bufio.Scanner.
 func (r *sseReader) line() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
@@ -110,8 +148,7 @@ func (r *sseReader) line() ([]byte, error) {
 			return nil, err
 		}
 	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), nil
+	return line, nil
 }
 
 // flushingReader calls flush before every read of r. The sseReader reads

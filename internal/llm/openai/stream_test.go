@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -17,7 +18,12 @@ import (
 // readChunks reads body with a chunkReader until it ends: the chunks, and
 // the error that ended it (nil for [DONE] and for the end of the body).
 func readChunks(body []byte) ([]chunk, error) {
-	r := newChunkReader(newSSEReader(bytes.NewReader(body)))
+	return readChunksFrom(bytes.NewReader(body))
+}
+
+// readChunksFrom is readChunks of a body read from body.
+func readChunksFrom(body io.Reader) ([]chunk, error) {
+	r := newChunkReader(newSSEReader(body))
 	var out []chunk
 	for {
 		c, err := r.next()
@@ -149,15 +155,29 @@ var streams = []struct {
 }
 
 // TestChunkReaderReadsAsTheSDK reads every stream with the chunkReader and
-// with the SDK, which must agree chunk for chunk and error for error.
+// with the SDK, which must agree chunk for chunk and error for error;
+// whether the body arrives at once, in halves of what is asked or byte by
+// byte (an event's empty line not there yet when its data line is read).
 func TestChunkReaderReadsAsTheSDK(t *testing.T) {
 	t.Parallel()
+	arrivals := []struct {
+		name string
+		body func(io.Reader) io.Reader
+	}{
+		{"at once", func(r io.Reader) io.Reader { return r }},
+		{"in halves", iotest.HalfReader},
+		{"byte by byte", iotest.OneByteReader},
+	}
 	for _, tt := range streams {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, gotErr := readChunks([]byte(tt.body))
 			want, wantErr := readChunksWithSDK([]byte(tt.body))
-			sameResult(t, []byte(tt.body), got, gotErr, want, wantErr)
+			for _, arrival := range arrivals {
+				got, gotErr := readChunksFrom(arrival.body(strings.NewReader(tt.body)))
+				t.Run(arrival.name, func(t *testing.T) {
+					sameResult(t, []byte(tt.body), got, gotErr, want, wantErr)
+				})
+			}
 		})
 	}
 }
@@ -224,7 +244,8 @@ func TestSSEReaderBoundsEvents(t *testing.T) {
 }
 
 // FuzzStreamDecoder holds the chunkReader to the SDK's reading of any
-// stream: the same chunks, the same errors.
+// stream: the same chunks, the same errors, whether the stream is there at
+// once or arrives byte by byte.
 func FuzzStreamDecoder(f *testing.F) {
 	for _, tt := range streams {
 		f.Add([]byte(tt.body))
@@ -242,6 +263,8 @@ func FuzzStreamDecoder(f *testing.F) {
 			return // the SDK's bound is larger
 		}
 		want, wantErr := readChunksWithSDK(body)
+		sameResult(t, body, got, gotErr, want, wantErr)
+		got, gotErr = readChunksFrom(iotest.OneByteReader(bytes.NewReader(body)))
 		sameResult(t, body, got, gotErr, want, wantErr)
 	})
 }
