@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"errors"
+	"io"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -57,6 +58,13 @@ type chunkReader struct {
 
 func newChunkReader(events *sseReader) *chunkReader {
 	return &chunkReader{events: events}
+}
+
+// reset makes r read the events of body from the start, as a new
+// chunkReader would, with the buffers r has.
+func (r *chunkReader) reset(body io.Reader) {
+	r.events.reset(body)
+	r.parser.reset()
 }
 
 // next returns the next chunk, valid until the next call; errDone at the

@@ -66,6 +66,15 @@ type jsonParser struct {
 
 func (p *jsonParser) fail() { p.ok = false }
 
+// reset lets go of the last data read, and of a scratch buffer a large
+// string grew; what the texts of chunks were copied to is kept.
+func (p *jsonParser) reset() {
+	p.data = nil
+	if cap(p.scratch) > readBufferSize {
+		p.scratch = nil
+	}
+}
+
 // skipSpace returns the position of the first byte from pos on that is not
 // JSON white space, or len(data). Most often it is the byte at pos, above
 // every space.

@@ -54,6 +54,17 @@ func newSSEReader(body io.Reader) *sseReader {
 	return &sseReader{br: bufio.NewReaderSize(body, readBufferSize)}
 }
 
+// reset makes r read body from the start, as a new sseReader would, with
+// r's read buffer. A buffer that an event larger than the read buffer grew
+// is let go.
+func (r *sseReader) reset(body io.Reader) {
+	r.br.Reset(body)
+	r.typ, r.data, r.long, r.err = r.typ[:0], r.data[:0], nil, nil
+	if cap(r.data) > readBufferSize {
+		r.data = nil
+	}
+}
+
 // next returns the next event, or io.EOF at the end of the body, or the
 // error that ended it.
 func (r *sseReader) next() (sseEvent, error) {
