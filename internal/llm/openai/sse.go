@@ -74,7 +74,7 @@ func (r *sseReader) next() (sseEvent, error) {
 		if err != nil {
 			return sseEvent{}, err
 		}
-		line := bytes.TrimSuffix(bytes.TrimSuffix(ended, []byte("\n")), []byte("\r"))
+		line := withoutEnd(ended)
 		if len(line) == 0 {
 			if len(r.data) == 0 {
 				r.typ = r.typ[:0]
@@ -102,7 +102,7 @@ func (r *sseReader) next() (sseEvent, error) {
 // to it), and so is its data.
 func (r *sseReader) onlyData(ended []byte) ([]byte, bool) {
 	value, ok := bytes.CutPrefix(ended, []byte("data:"))
-	if !ok || !bytes.HasSuffix(value, []byte("\n")) || bytes.HasSuffix(value, []byte("\r\n")) {
+	if n := len(value); !ok || n == 0 || value[n-1] != '\n' || (n > 1 && value[n-2] == '\r') {
 		return nil, false
 	}
 	// Peek and Discard of what is buffered do not read, and so leave
@@ -110,9 +110,9 @@ func (r *sseReader) onlyData(ended []byte) ([]byte, bool) {
 	next, _ := r.br.Peek(min(2, r.br.Buffered()))
 	var emptyLine int
 	switch {
-	case bytes.HasPrefix(next, []byte("\n")):
+	case len(next) > 0 && next[0] == '\n':
 		emptyLine = 1
-	case bytes.HasPrefix(next, []byte("\r\n")):
+	case len(next) == 2 && next[0] == '\r' && next[1] == '\n':
 		emptyLine = 2
 	default:
 		return nil, false
@@ -141,6 +141,17 @@ func (r *sseReader) field(line []byte) error {
 		r.data = append(r.data, '\n')
 	}
 	return nil
+}
+
+// withoutEnd is line without its end, "\n" and a "\r" before it.
+func withoutEnd(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line
 }
 
 // line returns the next line with its end, "\n". A last line without an
