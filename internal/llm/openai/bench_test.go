@@ -23,7 +23,17 @@ func recordedAnswer(tb testing.TB, n int) []byte {
 // a recorded stream: the request, the decoding of every chunk, the
 // callbacks.
 func BenchmarkChat(b *testing.B) {
-	body := recordedAnswer(b, 200)
+	benchmarkChat(b, 200)
+}
+
+// BenchmarkChatRequest streams an answer of one delta: mostly what a
+// request costs, its building and sending by the SDK.
+func BenchmarkChatRequest(b *testing.B) {
+	benchmarkChat(b, 1)
+}
+
+func benchmarkChat(b *testing.B, deltas int) {
+	body := recordedAnswer(b, deltas)
 	m, err := openai.New(openai.Options{
 		Model: "bench", BaseURL: "http://model.test/v1", APIKey: "k",
 		HTTPClient: llmtest.ReplayClient(body),
@@ -40,7 +50,7 @@ func BenchmarkChat(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n != 200 || resp.Usage.OutputTokens != 200 {
+		if n != deltas || resp.Usage.OutputTokens != deltas {
 			b.Fatalf("got %d deltas, usage %+v", n, resp.Usage)
 		}
 	}

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"errors"
+	"io"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -51,11 +52,19 @@ var errDone = errors.New("done")
 // FuzzChunkReader holds the two to the same result.
 type chunkReader struct {
 	events *sseReader
+	parser jsonParser
 	chunk  chunk
 }
 
 func newChunkReader(events *sseReader) *chunkReader {
 	return &chunkReader{events: events}
+}
+
+// reset makes r read the events of body from the start, as a new
+// chunkReader would, with the buffers r has.
+func (r *chunkReader) reset(body io.Reader) {
+	r.events.reset(body)
+	r.parser.reset()
 }
 
 // next returns the next chunk, valid until the next call; errDone at the
@@ -75,7 +84,7 @@ func (r *chunkReader) decode(ev sseEvent) (*chunk, error) {
 	if bytes.HasPrefix(ev.data, []byte("[DONE]")) {
 		return nil, errDone
 	}
-	if !bytes.HasPrefix(ev.typ, []byte("thread.")) && parseChunk(ev.data, &r.chunk) {
+	if !bytes.HasPrefix(ev.typ, []byte("thread.")) && r.parser.parseChunk(ev.data, &r.chunk) {
 		return &r.chunk, nil
 	}
 	return &r.chunk, decodeWithSDK(ev, &r.chunk)

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -56,6 +57,10 @@ type Options struct {
 type Model struct {
 	opts    Options
 	service openai.ChatCompletionService
+	// readers holds the chunkReaders of finished calls for the next ones:
+	// a reader's buffers, its read buffer most of all, are most of what
+	// reading a stream allocates.
+	readers sync.Pool
 }
 
 // New returns the model opts describe. It sends nothing.
@@ -125,13 +130,13 @@ func (m *Model) Chat(ctx context.Context, req core.Request, onText func(string))
 	if req.Flush != nil {
 		body = &flushingReader{r: body, flush: req.Flush}
 	}
-	events := newSSEReader(body)
-	chunks := newChunkReader(events)
+	chunks := m.chunkReader(body)
+	defer m.release(chunks)
 	var a answer
 	for {
 		c, err := chunks.next()
 		if errors.Is(err, errDone) {
-			events.drain(cancel)
+			chunks.events.drain(cancel)
 			break
 		}
 		if errors.Is(err, io.EOF) {
@@ -143,6 +148,24 @@ func (m *Model) Chat(ctx context.Context, req core.Request, onText func(string))
 		a.add(c, onText)
 	}
 	return a.response()
+}
+
+// chunkReader returns a chunkReader of body: one that a finished call
+// released, if there is one.
+func (m *Model) chunkReader(body io.Reader) *chunkReader {
+	if r, ok := m.readers.Get().(*chunkReader); ok {
+		r.reset(body)
+		return r
+	}
+	return newChunkReader(newSSEReader(body))
+}
+
+// release keeps r for a next call, which may read with it at once: the
+// chunks r read are not used after, and the strings the answer took from
+// them stay valid.
+func (m *Model) release(r *chunkReader) {
+	r.reset(nil) // so as to hold on to neither the body nor the caller's Flush
+	m.readers.Put(r)
 }
 
 // answer puts a streamed answer together, chunk by chunk.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -317,4 +318,72 @@ func TestChatFlushesOncePerBurst(t *testing.T) {
 	if maxFlushes := len(body)/(16<<10) + 2; pieces != 200 || flushes > maxFlushes {
 		t.Errorf("%d pieces, %d flushes for %d bytes; want 200 pieces, at most %d flushes", pieces, flushes, len(body), maxFlushes)
 	}
+}
+
+// TestChatReadsEveryCallAfresh: the calls of one model read their streams
+// with readers that earlier calls finished with, some of them in the
+// middle of a stream; each reads its own stream and nothing else.
+func TestChatReadsEveryCallAfresh(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewOpenAIServer(t,
+		llmtest.Turn{Text: []string{"Hel", "lo"}, StreamError: "server_error", ErrorMessage: "boom"},
+		llmtest.Text("a", "b"),
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "c1", Name: "read", Arguments: `{"path":"a.mdx"}`, Chunks: 3}),
+		llmtest.CutAfter("x"),
+		llmtest.Text("line\n", "done"),
+	)
+	m, err := openai.New(openai.Options{Model: "m", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ask(t, m); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("call 1: error %v, want the stream's error", err)
+	}
+	if resp, err := ask(t, m); err != nil || resp.Message.Content != "ab" {
+		t.Errorf("call 2: %+v, %v", resp, err)
+	}
+	resp, err := ask(t, m)
+	if want := []llm.ToolCall{{ID: "c1", Name: "read", Arguments: `{"path":"a.mdx"}`}}; err != nil || !reflect.DeepEqual(resp.Message.ToolCalls, want) {
+		t.Errorf("call 3: %+v, %v", resp, err)
+	}
+	if _, err := ask(t, m); !errors.Is(err, llm.ErrStreamCut) {
+		t.Errorf("call 4: error %v, want a cut stream", err)
+	}
+	if resp, err := ask(t, m); err != nil || resp.Message.Content != "line\ndone" {
+		t.Errorf("call 5: %+v, %v", resp, err)
+	}
+}
+
+// TestChatConcurrentCalls: calls of one model at once each get their own
+// answer, whole, and the pieces of text given to onText stay as they were
+// after the call.
+func TestChatConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	deltas := []string{"Per ", "aspera ", "ad ", "astra"}
+	srv := llmtest.NewOpenAIServer(t, llmtest.Forever(llmtest.Text(deltas...)))
+	m, err := openai.New(openai.Options{Model: "m", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 10
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			var pieces, want []string
+			for range calls {
+				resp, err := m.Chat(t.Context(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi?"}}}, func(s string) {
+					pieces = append(pieces, s)
+				})
+				if err != nil || resp.Message.Content != strings.Join(deltas, "") {
+					t.Errorf("Chat = %+v, %v", resp, err)
+					return
+				}
+				want = append(want, deltas...)
+			}
+			if !reflect.DeepEqual(pieces, want) {
+				t.Errorf("pieces %q, want %q", pieces, want)
+			}
+		})
+	}
+	wg.Wait()
 }

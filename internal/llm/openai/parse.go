@@ -1,6 +1,11 @@
 package openai
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+	"unicode/utf8"
+)
 
 // parseChunk reads data, one event's data, into c if it is a chunk of the
 // usual shape, and reports whether it was. It takes exactly what the SDK's
@@ -10,9 +15,10 @@ import "unicode/utf8"
 // member the adapter uses given twice or with a value of another type, a
 // key with escapes, an escaped surrogate, a number that is not a small
 // integer, nesting deeper than maxDepth. Every other member is checked to
-// be valid JSON and skipped.
-func parseChunk(data []byte, c *chunk) bool {
-	p := jsonParser{data: data, ok: true}
+// be valid JSON and skipped. The strings of c stay valid after data is
+// overwritten.
+func (p *jsonParser) parseChunk(data []byte, c *chunk) bool {
+	p.data, p.pos, p.ok, p.depth = data, 0, true, 0
 	c.choices = c.choices[:0]
 	c.hasUsage, c.promptTokens, c.completionTokens = false, 0, 0
 	p.space()
@@ -21,7 +27,7 @@ func parseChunk(data []byte, c *chunk) bool {
 	}
 	var seenChoices, seenUsage bool
 	for first := true; p.member(first); first = false {
-		switch key := p.key; {
+		switch key := p.key(); {
 		case string(key) == "choices" && !seenChoices:
 			seenChoices = true
 			p.choices(c)
@@ -44,78 +50,156 @@ const maxDepth = 64
 
 // jsonParser reads the parts of a JSON document parseChunk takes. ok turns
 // false at the first thing it does not take, and every method does nothing
-// from then on.
+// from then on. Its hot loops work on local copies of data and pos, which
+// the compiler keeps in registers.
 type jsonParser struct {
-	data    []byte
-	pos     int
-	ok      bool
-	depth   int
-	key     []byte // the key member found
-	scratch []byte // a string being unescaped
+	data  []byte
+	pos   int
+	ok    bool
+	depth int
+	// keyStart and keyEnd are where the key member found is in data: two
+	// numbers, which unlike a slice of data cost no write barrier to set.
+	keyStart, keyEnd int
+	scratch          []byte    // a string being unescaped, kept for the next one
+	texts            textBlock // where the texts of chunks are copied to
 }
 
 func (p *jsonParser) fail() { p.ok = false }
 
-func (p *jsonParser) space() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
+// reset lets go of the last data read, and of a scratch buffer a large
+// string grew; what the texts of chunks were copied to is kept.
+func (p *jsonParser) reset() {
+	p.data = nil
+	if cap(p.scratch) > readBufferSize {
+		p.scratch = nil
 	}
 }
 
+// skipSpace returns the position of the first byte from pos on that is not
+// JSON white space, or len(data). Most often it is the byte at pos, above
+// every space.
+func skipSpace(data []byte, pos int) int {
+	for pos < len(data) && data[pos] <= ' ' {
+		switch data[pos] {
+		case ' ', '\t', '\n', '\r':
+			pos++
+		default:
+			return pos
+		}
+	}
+	return pos
+}
+
+func (p *jsonParser) space() { p.pos = skipSpace(p.data, p.pos) }
+
 // eat consumes b, after spaces.
 func (p *jsonParser) eat(b byte) bool {
-	p.space()
-	if !p.ok || p.pos >= len(p.data) || p.data[p.pos] != b {
+	if !p.ok {
+		return false
+	}
+	pos := skipSpace(p.data, p.pos)
+	if pos >= len(p.data) || p.data[pos] != b {
 		p.fail()
 		return false
 	}
-	p.pos++
+	p.pos = pos + 1
 	return true
 }
 
 // peek is the next byte after spaces, or 0 at the end.
 func (p *jsonParser) peek() byte {
-	p.space()
-	if !p.ok || p.pos >= len(p.data) {
+	if !p.ok {
+		return 0
+	}
+	p.pos = skipSpace(p.data, p.pos)
+	if p.pos >= len(p.data) {
 		return 0
 	}
 	return p.data[p.pos]
 }
 
+// key is the key member found.
+func (p *jsonParser) key() []byte { return p.data[p.keyStart:p.keyEnd] }
+
 // member reads up to the value of the next member of an object whose "{"
-// was read, and sets key. It returns false at the object's "}" or when p
+// was read, and finds its key. It returns false at the object's "}" or when p
 // failed.
 func (p *jsonParser) member(first bool) bool {
-	if p.peek() == '}' {
-		p.pos++
+	if !p.ok {
 		return false
 	}
-	if !first && !p.eat(',') {
+	data := p.data
+	pos := skipSpace(data, p.pos)
+	if pos < len(data) && data[pos] == '}' {
+		p.pos = pos + 1
 		return false
 	}
-	if !p.eat('"') {
-		return false
-	}
-	start := p.pos
-	for p.pos < len(p.data) && p.data[p.pos] != '"' {
-		if b := p.data[p.pos]; b == '\\' || b < 0x20 {
-			p.fail() // an escaped key may spell a member's name
+	if !first {
+		if pos >= len(data) || data[pos] != ',' {
+			p.fail()
 			return false
 		}
-		p.pos++
+		pos = skipSpace(data, pos+1)
 	}
-	if p.pos >= len(p.data) {
+	if pos >= len(data) || data[pos] != '"' {
 		p.fail()
 		return false
 	}
-	p.key = p.data[start:p.pos]
-	p.pos++
-	return p.eat(':')
+	start := pos + 1
+	end := plainEnd(data, start)
+	if end >= len(data) || data[end] != '"' {
+		p.fail() // an escaped key may spell a member's name
+		return false
+	}
+	p.keyStart, p.keyEnd = start, end
+	pos = skipSpace(data, end+1)
+	if pos >= len(data) || data[pos] != ':' {
+		p.fail()
+		return false
+	}
+	p.pos = pos + 1
+	return true
+}
+
+// plainEnd returns the position of the first quote, backslash or control
+// character of data from pos on, or len(data): where a string's plain
+// characters end. It looks at eight bytes at a time, then at the last
+// few byte by byte.
+func plainEnd(data []byte, pos int) int {
+	for ; pos+8 <= len(data); pos += 8 {
+		if found := quoteBackslashOrControl(binary.LittleEndian.Uint64(data[pos:])); found != 0 {
+			return pos + bits.TrailingZeros64(found)/8
+		}
+	}
+	for i, b := range data[pos:] {
+		if b == '"' || b == '\\' || b < 0x20 {
+			return pos + i
+		}
+	}
+	return len(data)
+}
+
+// Every byte of a word of eight bytes set to 0x01, and to 0x80.
+const (
+	eachByte01 = 0x0101010101010101
+	eachByte80 = 0x8080808080808080
+)
+
+// quoteBackslashOrControl finds the quotes, backslashes and control
+// characters (below 0x20) among the eight bytes of w, read in little-endian
+// order: it sets the top bit of the first of them in its result, and no
+// bit below, or returns 0 if there is none. In x-0x20, a byte's top bit is
+// set where x's was not only if the byte is below 0x20, or a byte below it
+// was and borrowed from it; a byte equal to c is a zero byte of w^c, which
+// the same test with 0x01 finds. Borrows go up only, so the lowest bit
+// set is exact; those above it may not be.
+func quoteBackslashOrControl(w uint64) uint64 {
+	quotes := w ^ (eachByte01 * '"')
+	backslashes := w ^ (eachByte01 * '\\')
+	control := (w - eachByte01*0x20) &^ w
+	quote := (quotes - eachByte01) &^ quotes
+	backslash := (backslashes - eachByte01) &^ backslashes
+	return (control | quote | backslash) & eachByte80
 }
 
 // element reads up to the next element of an array whose "[" was read. It
@@ -178,7 +262,7 @@ func (p *jsonParser) choice(ch *choice) {
 	defer p.close()
 	var seen struct{ index, delta, finish bool }
 	for first := true; p.member(first); first = false {
-		switch string(p.key) {
+		switch string(p.key()) {
 		case "index":
 			p.once(&seen.index)
 			ch.index = p.integer()
@@ -187,7 +271,7 @@ func (p *jsonParser) choice(ch *choice) {
 			p.delta(ch)
 		case "finish_reason":
 			p.once(&seen.finish)
-			ch.finishReason = p.string()
+			ch.finishReason = string(p.stringBytes())
 		default:
 			p.skip()
 		}
@@ -211,13 +295,13 @@ func (p *jsonParser) delta(ch *choice) {
 	defer p.close()
 	var seen struct{ content, refusal, toolCalls bool }
 	for first := true; p.member(first); first = false {
-		switch string(p.key) {
+		switch string(p.key()) {
 		case "content":
 			p.once(&seen.content)
-			ch.content = p.string()
+			ch.content = p.text()
 		case "refusal":
 			p.once(&seen.refusal)
-			ch.refusal = p.string()
+			ch.refusal = p.text()
 		case "tool_calls":
 			p.once(&seen.toolCalls)
 			p.toolCalls(ch)
@@ -247,13 +331,13 @@ func (p *jsonParser) toolCall(d *toolCallDelta) {
 	defer p.close()
 	var seen struct{ index, id, function bool }
 	for first := true; p.member(first); first = false {
-		switch string(p.key) {
+		switch string(p.key()) {
 		case "index":
 			p.once(&seen.index)
 			d.index = p.integer()
 		case "id":
 			p.once(&seen.id)
-			d.id = p.string()
+			d.id = string(p.stringBytes())
 		case "function":
 			p.once(&seen.function)
 			p.function(d)
@@ -271,13 +355,13 @@ func (p *jsonParser) function(d *toolCallDelta) {
 	defer p.close()
 	var seen struct{ name, arguments bool }
 	for first := true; p.member(first); first = false {
-		switch string(p.key) {
+		switch string(p.key()) {
 		case "name":
 			p.once(&seen.name)
-			d.name = p.string()
+			d.name = string(p.stringBytes())
 		case "arguments":
 			p.once(&seen.arguments)
-			d.arguments = p.string()
+			d.arguments = p.text()
 		default:
 			p.skip()
 		}
@@ -293,7 +377,7 @@ func (p *jsonParser) usage(c *chunk) {
 	c.hasUsage = true
 	var seen struct{ prompt, completion bool }
 	for first := true; p.member(first); first = false {
-		switch string(p.key) {
+		switch string(p.key()) {
 		case "prompt_tokens":
 			p.once(&seen.prompt)
 			c.promptTokens = p.integer()
@@ -318,22 +402,24 @@ func (p *jsonParser) integer() int64 {
 	if !p.ok {
 		return 0
 	}
-	neg := p.pos < len(p.data) && p.data[p.pos] == '-'
+	data, pos := p.data, p.pos
+	neg := pos < len(data) && data[pos] == '-'
 	if neg {
-		p.pos++
+		pos++
 	}
-	start := p.pos
-	var n int64
-	for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
-		n = n*10 + int64(p.data[p.pos]-'0')
-		p.pos++
-	}
-	digits := p.pos - start
+	start := pos
+	pos = digitsEnd(data, pos)
+	digits := pos - start
 	switch {
-	case digits == 0, digits > maxIntDigits, digits > 1 && p.data[start] == '0':
+	case digits == 0, digits > maxIntDigits, digits > 1 && data[start] == '0':
 		p.fail()
-	case p.pos < len(p.data) && (p.data[p.pos] == '.' || p.data[p.pos] == 'e' || p.data[p.pos] == 'E'):
+	case pos < len(data) && (data[pos] == '.' || data[pos] == 'e' || data[pos] == 'E'):
 		p.fail()
+	}
+	p.pos = pos
+	var n int64
+	for _, d := range data[start:pos] {
+		n = n*10 + int64(d-'0')
 	}
 	if neg {
 		n = -n
@@ -341,64 +427,59 @@ func (p *jsonParser) integer() int64 {
 	return n
 }
 
-// string reads a string, or null (""). The string is new, for the caller to
-// keep.
-func (p *jsonParser) string() string {
+// text reads a string, or null (""), that the answer is made of: a
+// delta's content, refusal or a tool call's arguments. It comes from
+// p.texts, which takes many of them in one allocation.
+func (p *jsonParser) text() string {
+	return p.texts.string(p.stringBytes())
+}
+
+// stringBytes reads a string, or null (nil), and returns its characters as
+// gjson unescapes them: a slice of data, or of scratch for a string with
+// escapes, valid until the next string is read.
+func (p *jsonParser) stringBytes() []byte {
 	if p.null() || !p.eat('"') {
-		return ""
+		return nil
 	}
+	data := p.data
 	start := p.pos
-	for p.pos < len(p.data) {
-		switch b := p.data[p.pos]; {
-		case b == '"':
-			s := string(p.data[start:p.pos])
-			p.pos++
-			return s
-		case b == '\\':
-			return p.escapedString(start)
-		case b < 0x20:
-			p.fail()
-			return ""
-		}
-		p.pos++
+	end := plainEnd(data, start)
+	switch {
+	case end < len(data) && data[end] == '"':
+		p.pos = end + 1
+		return data[start:end]
+	case end < len(data) && data[end] == '\\':
+		p.pos = end
+		return p.unescape(start)
 	}
 	p.fail()
-	return ""
+	return nil
 }
 
-// escapedString reads the rest of a string from its first escape on, as
-// gjson unescapes it.
-func (p *jsonParser) escapedString(start int) string {
-	s, ok := p.unescape(append(p.scratch[:0], p.data[start:p.pos]...))
-	if !ok {
-		p.fail()
-		return ""
-	}
-	return s
-}
-
-// unescape appends the rest of a string to buf, unescaped, and returns it;
-// buf is kept for the next string.
-func (p *jsonParser) unescape(buf []byte) (string, bool) {
-	for p.pos < len(p.data) {
-		b := p.data[p.pos]
+// unescape reads the rest of a string from its first escape, at p.pos, on,
+// and returns the whole string from start, unescaped as gjson unescapes it,
+// in scratch.
+func (p *jsonParser) unescape(start int) []byte {
+	data, pos := p.data, p.pos
+	buf := append(p.scratch[:0], data[start:pos]...)
+	for {
+		end := plainEnd(data, pos)
+		buf = append(buf, data[pos:end]...)
+		pos = end
 		switch {
-		case b == '"':
-			p.pos++
-			p.scratch = buf[:0]
-			return string(buf), true
-		case b < 0x20:
-			return "", false
-		case b != '\\':
-			buf = append(buf, b)
-			p.pos++
-			continue
+		case pos >= len(data) || data[pos] < 0x20:
+			p.fail()
+			return nil
+		case data[pos] == '"':
+			p.pos = pos + 1
+			p.scratch = buf
+			return buf
+		case pos+1 >= len(data):
+			p.fail()
+			return nil
 		}
-		if p.pos+1 >= len(p.data) {
-			return "", false
-		}
-		e := p.data[p.pos+1]
-		p.pos += 2
+		e := data[pos+1]
+		pos += 2
 		switch e {
 		case '"', '\\', '/':
 			buf = append(buf, e)
@@ -415,25 +496,27 @@ func (p *jsonParser) unescape(buf []byte) (string, bool) {
 		case 'u':
 			// A surrogate (half of a pair, or alone) is left to the SDK:
 			// gjson pairs them in its own way.
-			r, ok := p.hex4()
+			r, ok := hex4(data, pos)
 			if !ok || !utf8.ValidRune(r) {
-				return "", false
+				p.fail()
+				return nil
 			}
 			buf = utf8.AppendRune(buf, r)
+			pos += 4
 		default:
-			return "", false
+			p.fail()
+			return nil
 		}
 	}
-	return "", false
 }
 
-// hex4 reads the four hex digits of a \u escape.
-func (p *jsonParser) hex4() (rune, bool) {
-	if len(p.data)-p.pos < 4 {
+// hex4 reads the four hex digits of a \u escape at pos.
+func hex4(data []byte, pos int) (rune, bool) {
+	if len(data)-pos < 4 {
 		return 0, false
 	}
 	var r rune
-	for _, b := range p.data[p.pos : p.pos+4] {
+	for _, b := range data[pos : pos+4] {
 		var v byte
 		switch {
 		case b >= '0' && b <= '9':
@@ -447,7 +530,6 @@ func (p *jsonParser) hex4() (rune, bool) {
 		}
 		r = r<<4 | rune(v)
 	}
-	p.pos += 4
 	return r, true
 }
 
@@ -481,44 +563,41 @@ func (p *jsonParser) skip() {
 
 // skipString checks and passes over a string.
 func (p *jsonParser) skipString() {
-	p.pos++ // the opening quote
-	for p.pos < len(p.data) {
-		switch b := p.data[p.pos]; {
-		case b == '"':
-			p.pos++
-			return
-		case b < 0x20:
+	data := p.data
+	pos := p.pos + 1 // the opening quote
+	for {
+		pos = plainEnd(data, pos)
+		switch {
+		case pos >= len(data) || data[pos] < 0x20:
 			p.fail()
 			return
-		case b == '\\':
-			p.skipEscape()
-			if !p.ok {
-				return
-			}
-			continue
+		case data[pos] == '"':
+			p.pos = pos + 1
+			return
 		}
-		p.pos++
+		pos = skipEscape(data, pos)
+		if pos < 0 {
+			p.fail()
+			return
+		}
 	}
-	p.fail()
 }
 
-// skipEscape checks and passes over one escape.
-func (p *jsonParser) skipEscape() {
-	if p.pos+1 >= len(p.data) {
-		p.fail()
-		return
+// skipEscape checks the escape at pos and returns the position after it,
+// or -1 if it is not valid.
+func skipEscape(data []byte, pos int) int {
+	if pos+1 >= len(data) {
+		return -1
 	}
-	e := p.data[p.pos+1]
-	p.pos += 2
-	switch e {
+	switch data[pos+1] {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return pos + 2
 	case 'u':
-		if _, ok := p.hex4(); !ok {
-			p.fail()
+		if _, ok := hex4(data, pos+2); ok {
+			return pos + 6
 		}
-	default:
-		p.fail()
 	}
+	return -1
 }
 
 // number checks and passes over a number, as JSON spells them.
@@ -526,39 +605,78 @@ func (p *jsonParser) number() {
 	if !p.ok {
 		return
 	}
-	if p.pos < len(p.data) && p.data[p.pos] == '-' {
-		p.pos++
+	data, pos := p.data, p.pos
+	if pos < len(data) && data[pos] == '-' {
+		pos++
 	}
-	switch {
-	case p.pos < len(p.data) && p.data[p.pos] == '0':
-		p.pos++
-	case p.digits() == 0:
-		p.fail()
-		return
-	}
-	if p.pos < len(p.data) && p.data[p.pos] == '.' {
-		p.pos++
-		if p.digits() == 0 {
+	if pos < len(data) && data[pos] == '0' {
+		pos++
+	} else {
+		end := digitsEnd(data, pos)
+		if end == pos {
 			p.fail()
 			return
 		}
+		pos = end
 	}
-	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
-			p.pos++
-		}
-		if p.digits() == 0 {
+	if pos < len(data) && data[pos] == '.' {
+		end := digitsEnd(data, pos+1)
+		if end == pos+1 {
 			p.fail()
+			return
 		}
+		pos = end
 	}
+	if pos < len(data) && (data[pos] == 'e' || data[pos] == 'E') {
+		pos++
+		if pos < len(data) && (data[pos] == '+' || data[pos] == '-') {
+			pos++
+		}
+		end := digitsEnd(data, pos)
+		if end == pos {
+			p.fail()
+			return
+		}
+		pos = end
+	}
+	p.pos = pos
 }
 
-// digits passes over decimal digits and says how many.
-func (p *jsonParser) digits() int {
-	start := p.pos
-	for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
-		p.pos++
+// digitsEnd returns the position of the first byte from pos on that is not
+// a decimal digit, or len(data).
+func digitsEnd(data []byte, pos int) int {
+	for pos < len(data) && data[pos] >= '0' && data[pos] <= '9' {
+		pos++
 	}
-	return p.pos - start
+	return pos
+}
+
+// textBlockSize is the size of a textBlock's blocks: the text of a few
+// hundred deltas.
+const textBlockSize = 4 << 10
+
+// textBlock makes the strings of the texts that chunks carry, many to one
+// allocation: each is copied to the end of a block that is only ever
+// appended to, and so stays as it is for as long as it is used, while the
+// event it was read from is overwritten by the next. A text larger than a
+// quarter of a block is a string of its own.
+type textBlock struct {
+	block strings.Builder
+}
+
+// string returns b as a string.
+func (t *textBlock) string(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > textBlockSize/4:
+		return string(b)
+	case t.block.Cap()-t.block.Len() < len(b):
+		// Reset leaves the full block to the strings made from it.
+		t.block.Reset()
+		t.block.Grow(textBlockSize)
+	}
+	start := t.block.Len()
+	t.block.Write(b)
+	return t.block.String()[start:]
 }

@@ -40,7 +40,8 @@ type sseEvent struct {
 // a comment, and other fields ("id", "retry") are ignored; an empty line
 // ends an event that has data, and an event the body ends in before its
 // empty line is dropped. Unlike the SDK's, it bounds an event's size and
-// reads the lines in place, without copying them.
+// reads the lines in place, without copying them; the data of the usual
+// event, one data line and its empty line, is left in place too.
 type sseReader struct {
 	br   *bufio.Reader
 	long []byte // a line longer than br's buffer, put together
@@ -53,15 +54,27 @@ func newSSEReader(body io.Reader) *sseReader {
 	return &sseReader{br: bufio.NewReaderSize(body, readBufferSize)}
 }
 
+// reset makes r read body from the start, as a new sseReader would, with
+// r's read buffer. A buffer that an event larger than the read buffer grew
+// is let go.
+func (r *sseReader) reset(body io.Reader) {
+	r.br.Reset(body)
+	r.typ, r.data, r.long, r.err = r.typ[:0], r.data[:0], nil, nil
+	if cap(r.data) > readBufferSize {
+		r.data = nil
+	}
+}
+
 // next returns the next event, or io.EOF at the end of the body, or the
 // error that ended it.
 func (r *sseReader) next() (sseEvent, error) {
 	r.typ, r.data = r.typ[:0], r.data[:0]
 	for {
-		line, err := r.line()
+		ended, err := r.line()
 		if err != nil {
 			return sseEvent{}, err
 		}
+		line := withoutEnd(ended)
 		if len(line) == 0 {
 			if len(r.data) == 0 {
 				r.typ = r.typ[:0]
@@ -69,10 +82,46 @@ func (r *sseReader) next() (sseEvent, error) {
 			}
 			return sseEvent{typ: r.typ, data: r.data}, nil
 		}
+		if len(r.data) == 0 {
+			if data, ok := r.onlyData(ended); ok {
+				return sseEvent{typ: r.typ, data: data}, nil
+			}
+		}
 		if err := r.field(line); err != nil {
 			return sseEvent{}, err
 		}
 	}
+}
+
+// onlyData returns the data of the event whose first data line is ended
+// (the line with its end) when that line is also the event's last, that is
+// when the empty line that ends the event is already in the buffer: the
+// line's value and its "\n", where they are in the buffer, without a copy.
+// It passes over the empty line. A line that ends in "\r\n" is left to
+// field, which drops the "\r". The line is within maxEventSize (line sees
+// to it), and so is its data.
+func (r *sseReader) onlyData(ended []byte) ([]byte, bool) {
+	value, ok := bytes.CutPrefix(ended, []byte("data:"))
+	if n := len(value); !ok || n == 0 || value[n-1] != '\n' || (n > 1 && value[n-2] == '\r') {
+		return nil, false
+	}
+	// Peek and Discard of what is buffered do not read, and so leave
+	// ended where it is.
+	next, _ := r.br.Peek(min(2, r.br.Buffered()))
+	var emptyLine int
+	switch {
+	case len(next) > 0 && next[0] == '\n':
+		emptyLine = 1
+	case len(next) == 2 && next[0] == '\r' && next[1] == '\n':
+		emptyLine = 2
+	default:
+		return nil, false
+	}
+	_, _ = r.br.Discard(emptyLine)
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	return value, true
 }
 
 // field takes in one line of an event.
@@ -94,8 +143,19 @@ func (r *sseReader) field(line []byte) error {
 	return nil
 }
 
-// line returns the next line without its end. A last line without an end
-// counts as a line, as it does for the SDK's bufio.Scanner.
+// withoutEnd is line without its end, "\n" and a "\r" before it.
+func withoutEnd(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line
+}
+
+// line returns the next line with its end, "\n". A last line without an
+// end counts as a line, as it does for the SDK's bufio.Scanner.
 func (r *sseReader) line() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
@@ -110,8 +170,7 @@ func (r *sseReader) line() ([]byte, error) {
 			return nil, err
 		}
 	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), nil
+	return line, nil
 }
 
 // flushingReader calls flush before every read of r. The sseReader reads

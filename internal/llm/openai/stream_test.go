@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -17,7 +18,12 @@ import (
 // readChunks reads body with a chunkReader until it ends: the chunks, and
 // the error that ended it (nil for [DONE] and for the end of the body).
 func readChunks(body []byte) ([]chunk, error) {
-	r := newChunkReader(newSSEReader(bytes.NewReader(body)))
+	return readChunksFrom(bytes.NewReader(body))
+}
+
+// readChunksFrom is readChunks of a body read from body.
+func readChunksFrom(body io.Reader) ([]chunk, error) {
+	r := newChunkReader(newSSEReader(body))
 	var out []chunk
 	for {
 		c, err := r.next()
@@ -149,15 +155,29 @@ var streams = []struct {
 }
 
 // TestChunkReaderReadsAsTheSDK reads every stream with the chunkReader and
-// with the SDK, which must agree chunk for chunk and error for error.
+// with the SDK, which must agree chunk for chunk and error for error;
+// whether the body arrives at once, in halves of what is asked or byte by
+// byte (an event's empty line not there yet when its data line is read).
 func TestChunkReaderReadsAsTheSDK(t *testing.T) {
 	t.Parallel()
+	arrivals := []struct {
+		name string
+		body func(io.Reader) io.Reader
+	}{
+		{"at once", func(r io.Reader) io.Reader { return r }},
+		{"in halves", iotest.HalfReader},
+		{"byte by byte", iotest.OneByteReader},
+	}
 	for _, tt := range streams {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, gotErr := readChunks([]byte(tt.body))
 			want, wantErr := readChunksWithSDK([]byte(tt.body))
-			sameResult(t, []byte(tt.body), got, gotErr, want, wantErr)
+			for _, arrival := range arrivals {
+				got, gotErr := readChunksFrom(arrival.body(strings.NewReader(tt.body)))
+				t.Run(arrival.name, func(t *testing.T) {
+					sameResult(t, []byte(tt.body), got, gotErr, want, wantErr)
+				})
+			}
 		})
 	}
 }
@@ -185,8 +205,11 @@ func TestParseChunkTakesTheUsualShape(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			data := strings.TrimSpace(strings.TrimPrefix(tt.data, "data: "))
-			var c chunk
-			if got := parseChunk([]byte(data+"\n"), &c); got != tt.want {
+			var (
+				c chunk
+				p jsonParser
+			)
+			if got := p.parseChunk([]byte(data+"\n"), &c); got != tt.want {
 				t.Errorf("parseChunk(%s) = %v, want %v", data, got, tt.want)
 			}
 		})
@@ -221,7 +244,8 @@ func TestSSEReaderBoundsEvents(t *testing.T) {
 }
 
 // FuzzStreamDecoder holds the chunkReader to the SDK's reading of any
-// stream: the same chunks, the same errors.
+// stream: the same chunks, the same errors, whether the stream is there at
+// once or arrives byte by byte.
 func FuzzStreamDecoder(f *testing.F) {
 	for _, tt := range streams {
 		f.Add([]byte(tt.body))
@@ -240,11 +264,13 @@ func FuzzStreamDecoder(f *testing.F) {
 		}
 		want, wantErr := readChunksWithSDK(body)
 		sameResult(t, body, got, gotErr, want, wantErr)
+		got, gotErr = readChunksFrom(iotest.OneByteReader(bytes.NewReader(body)))
+		sameResult(t, body, got, gotErr, want, wantErr)
 	})
 }
 
 // FuzzParseChunk holds parseChunk to the SDK's decoding of any data it
-// takes.
+// takes, after the data is overwritten.
 func FuzzParseChunk(f *testing.F) {
 	for _, tt := range streams {
 		for event := range strings.SplitSeq(tt.body, "\n\n") {
@@ -254,9 +280,18 @@ func FuzzParseChunk(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var c chunk
-		if bytes.HasPrefix(data, []byte("[DONE]")) || !parseChunk(data, &c) {
+		var (
+			c chunk
+			p jsonParser
+		)
+		event := bytes.Clone(data)
+		if bytes.HasPrefix(event, []byte("[DONE]")) || !p.parseChunk(event, &c) {
 			return
+		}
+		// The chunk's strings outlive the event, whose buffer the next
+		// event overwrites.
+		for i := range event {
+			event[i] = 'x'
 		}
 		var want chunk
 		if err := decodeWithSDK(sseEvent{data: data}, &want); err != nil {
@@ -264,4 +299,26 @@ func FuzzParseChunk(f *testing.F) {
 		}
 		sameResult(t, data, []chunk{cloneChunk(&c)}, nil, []chunk{cloneChunk(&want)}, nil)
 	})
+}
+
+// TestStringsEndWhereverTheyEnd reads strings with an escape, a control
+// character or their end at every position of the first words of eight
+// bytes parseChunk looks at, in a key, in a skipped value and in a delta's
+// content, as the SDK does.
+func TestStringsEndWhereverTheyEnd(t *testing.T) {
+	t.Parallel()
+	specials := []string{``, `\"`, `\\`, `\n`, `\u00e9`, "\t", "\x1f", "\x7f", "\xff", `é`}
+	var body strings.Builder
+	for n := range 20 {
+		for _, special := range specials {
+			text := strings.Repeat("a", n) + special + strings.Repeat("b", 20-n)
+			short := strings.Repeat("c", n) + special
+			body.WriteString(`data: {"id":"` + text + `","` + short + `":"` + short + `","choices":[{"index":0,"delta":{"content":"` + text + `"}}]}` + "\n\n")
+			body.WriteString(`data: {"choices":[{"delta":{"content":"` + short + `"}}]}` + "\n\n")
+		}
+	}
+	input := []byte(body.String())
+	got, gotErr := readChunks(input)
+	want, wantErr := readChunksWithSDK(input)
+	sameResult(t, input, got, gotErr, want, wantErr)
 }
