@@ -75,25 +75,35 @@ func (c *CachedStore) CheckChanges(counter func(context.Context) (int64, error),
 // CheckChanges always; with it, once the change counter was read less than
 // checkEvery ago, what the cache held before the counter last moved being
 // forgotten. A failed read of the counter serves nothing from memory.
+//
+// The counter is read outside the lock, so that a reader the scheduler
+// pauses mid-read holds up no other request; reads that overlap may finish
+// out of order, and one that finds another number than the last forgets
+// everything again, which costs reads, never freshness.
 func (c *CachedStore) current(ctx context.Context) bool {
 	if c.changes == nil {
 		return true
 	}
-	c.checkMu.Lock()
-	defer c.checkMu.Unlock()
 	start := c.now()
-	if c.counted && start.Sub(c.checkedAt) < c.checkEvery {
+	c.checkMu.Lock()
+	fresh := c.counted && start.Sub(c.checkedAt) < c.checkEvery
+	c.checkMu.Unlock()
+	if fresh {
 		return true
 	}
 	n, err := c.changes(ctx)
 	if err != nil {
-		c.counted = false
 		return false
 	}
+	c.checkMu.Lock()
+	defer c.checkMu.Unlock()
 	if !c.counted || n != c.counter {
 		c.Invalidate()
+		c.counter, c.counted = n, true
 	}
-	c.counter, c.counted, c.checkedAt = n, true, start
+	if start.After(c.checkedAt) {
+		c.checkedAt = start
+	}
 	return true
 }
 
