@@ -34,8 +34,8 @@ var benchQuestions = []string{
 // cold start and the heap the index takes); "engine" is the store's own
 // full-text search:
 //
-//	DOCSMITH_BENCH_SITE=/work/shared/corpora/mintlify \
-//	DOCSMITH_BENCH_QUESTIONS=/work/shared/evals/mintlify/dev-questions.jsonl \
+//	DOCSMITH_BENCH_SITE=/path/to/docs \
+//	DOCSMITH_BENCH_QUESTIONS=/path/to/dev-questions.jsonl \
 //	DOCSMITH_TEST_DATABASE_URL=postgres://… \
 //	go test ./internal/store/postgres -run '^$' -bench SearchRetrieve -benchtime 2000x
 func BenchmarkSearchRetrieve(b *testing.B) {
