@@ -14,6 +14,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/store/nulljson"
 )
 
@@ -84,17 +85,31 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 		}
 		return stored, false, nil
 	}
+	return s.CreateJobChecked(ctx, job, idem, events, nil)
+}
+
+// CreateJobChecked is CreateJob that makes c (when not nil) in the
+// transaction that stores the job, before it: a refused request stores
+// nothing and is ratelimit.ErrRefused, and a request is counted exactly
+// when its job commits. A replay of an earlier request is not checked.
+// It is a transaction of its own, not part of a group commit.
+func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	var replayID string
 	var stored agentjob.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		replayID = ""
-		id, found, err := claimIdempotent(ctx, tx, idem, job.ID, job.CreatedAt)
-		if err != nil {
-			return err
+		if idem != nil {
+			id, found, err := claimIdempotent(ctx, tx, idem, job.ID, job.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if found {
+				replayID = id
+				return nil
+			}
 		}
-		if found {
-			replayID = id
-			return nil
+		if err := check(ctx, tx, c); err != nil {
+			return err
 		}
 		inserted, err := insertJobs(ctx, tx, []newJob{{job: job, events: events}})
 		if err != nil {
@@ -510,6 +525,12 @@ func (s *Store) ListJobs(ctx context.Context, projectID string, q agentjob.ListQ
 // A job's trigger, workflow and run spec are fixed when it is created, as
 // its branch is: the update leaves them as they are.
 func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent) (agentjob.Job, bool, error) {
+	return s.ApplyChecked(ctx, projectID, jobID, p, idem, events, nil)
+}
+
+// ApplyChecked is Apply that makes c (when not nil) in the transaction of
+// the change, before it, as CreateJobChecked does.
+func (s *Store) ApplyChecked(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	var replayed, noRow bool
 	var job agentjob.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -523,6 +544,9 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 				replayed = true
 				return nil
 			}
+		}
+		if err := check(ctx, tx, c); err != nil {
+			return err
 		}
 		// One round trip for the change and the job as it leaves it:
 		// every statement goes in one batch, each result is checked in

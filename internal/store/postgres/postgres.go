@@ -53,9 +53,10 @@ type Store struct {
 }
 
 var (
-	_ tenant.Store    = (*Store)(nil)
-	_ agentjob.Store  = (*Store)(nil)
-	_ ratelimit.Store = (*Store)(nil)
+	_ tenant.Store           = (*Store)(nil)
+	_ agentjob.Store         = (*Store)(nil)
+	_ agentjob.CheckingStore = (*Store)(nil)
+	_ ratelimit.Store        = (*Store)(nil)
 )
 
 // Advisory lock namespaces (the first key of the two-key form); the

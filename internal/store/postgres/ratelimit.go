@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/docsmith/docsmith/internal/ratelimit"
 )
 
@@ -14,6 +16,29 @@ import (
 // checking the same key take turns and the count is exact, and deletes the
 // hits that left their window on the way, of these keys and of any other.
 func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
+	return take(ctx, s.pool, now, token, rules)
+}
+
+// check makes c (when not nil) in the transaction tx, and reports
+// ratelimit.ErrRefused when a limit refuses it: its caller then returns
+// that error, and the transaction, the request's write with it, rolls
+// back. A request is so counted exactly when its write commits.
+func check(ctx context.Context, tx pgx.Tx, c *ratelimit.Check) error {
+	if c == nil {
+		return nil
+	}
+	var err error
+	if c.Allowed, c.Usage, err = take(ctx, tx, c.Now, c.Token, c.Rules); err != nil {
+		return err
+	}
+	if !c.Allowed {
+		return ratelimit.ErrRefused
+	}
+	return nil
+}
+
+// take is Take through q, a pool or a transaction.
+func take(ctx context.Context, q querier, now time.Time, token string, rules []ratelimit.Rule) (bool, []ratelimit.Usage, error) {
 	keys := make([]string, len(rules))
 	starts := make([]time.Time, len(rules))
 	expiries := make([]time.Time, len(rules))
@@ -21,7 +46,7 @@ func (s *Store) Take(ctx context.Context, now time.Time, token string, rules []r
 	for i, r := range rules {
 		keys[i], starts[i], expiries[i], limits[i] = r.Key, now.Add(-r.Window), now.Add(r.Window), int32(min(r.Limit, 1<<31-1))
 	}
-	rows, err := s.pool.Query(ctx, `SELECT used, oldest, allowed, taken FROM rate_take($1, $2, $3, $4, $5, $6, $7)`,
+	rows, err := q.Query(ctx, `SELECT used, oldest, allowed, taken FROM rate_take($1, $2, $3, $4, $5, $6, $7)`,
 		keys, starts, limits, expiries, token, ratelimit.SweepBatch, now)
 	if err != nil {
 		return false, nil, fmt.Errorf("check rate limits: %w", err)
