@@ -89,8 +89,8 @@ func (s *Store) CreateJob(ctx context.Context, job agentjob.Job, idem *agentjob.
 }
 
 // CreateJobChecked is CreateJob that makes c (when not nil) in the
-// transaction that stores the job, before it: a refused request stores
-// nothing and is ratelimit.ErrRefused, and a request is counted exactly
+// transaction that stores the job: a refused request stores nothing (the
+// transaction rolls back) and is ratelimit.ErrRefused, and a request is counted exactly
 // when its job commits. A replay of an earlier request is not checked.
 // It is a transaction of its own, not part of a group commit.
 func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
@@ -108,15 +108,14 @@ func (s *Store) CreateJobChecked(ctx context.Context, job agentjob.Job, idem *ag
 				return nil
 			}
 		}
-		if err := check(ctx, tx, c); err != nil {
-			return err
-		}
 		inserted, err := insertJobs(ctx, tx, []newJob{{job: job, events: events}})
 		if err != nil {
 			return err
 		}
 		stored = inserted[0]
-		return nil
+		// The check comes last: rate_take locks the limit's keys until
+		// the commit, and every create of the project waits for them.
+		return check(ctx, tx, c)
 	})
 	if err != nil {
 		return agentjob.Job{}, false, err
