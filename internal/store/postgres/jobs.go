@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,6 +15,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/store/nulljson"
+	"github.com/docsmith/docsmith/internal/store/sqltext"
 )
 
 // querier is a pool or a transaction.
@@ -151,7 +151,7 @@ WITH job AS (
 	FROM unnest($20::text[], $21::text[], $22::text[], $23::timestamptz[]) WITH ORDINALITY AS e(job_id, type, data, created_at, n)
 	ORDER BY e.n
 )
-SELECT job.*, ` + qualified("turns", turnColumns) + ` FROM job JOIN turns ON turns.job_id = job.id ORDER BY job.id, turns.seq`
+SELECT job.*, ` + sqltext.Qualified("turns", turnColumns) + ` FROM job JOIN turns ON turns.job_id = job.id ORDER BY job.id, turns.seq`
 
 // newJob is a job to insert with the events of its creation.
 type newJob struct {
@@ -351,19 +351,10 @@ func (s *Store) GetJob(ctx context.Context, projectID, id string) (agentjob.Job,
 // analyzes) can walk the project's jobs in one of the (project_id, …, id)
 // indexes instead of taking the primary key, and a get of one job then
 // reads every job of its project.
-var getJobSQL = `SELECT ` + qualified("j", jobColumns) + `, ` + qualified("t", turnColumns) + `
+var getJobSQL = `SELECT ` + sqltext.Qualified("j", jobColumns) + `, ` + sqltext.Qualified("t", turnColumns) + `
 FROM jobs j JOIN job_turns t ON t.job_id = j.id
 WHERE j.id = $1
 ORDER BY t.seq`
-
-// qualified prefixes each of a list of columns with a table's alias.
-func qualified(alias, columns string) string {
-	names := strings.Split(columns, ", ")
-	for i, n := range names {
-		names[i] = alias + "." + n
-	}
-	return strings.Join(names, ", ")
-}
 
 // collectJob reads rows of a job's columns beside each of its turns' (as
 // getJobSQL returns them) and closes them. No row, or a job of another
@@ -528,7 +519,8 @@ func (s *Store) Apply(ctx context.Context, projectID, jobID string, p agentjob.P
 }
 
 // ApplyChecked is Apply that makes c (when not nil) in the transaction of
-// the change, before it, as CreateJobChecked does.
+// the change, before the change: a refused request changes nothing and is
+// ratelimit.ErrRefused, as with CreateJobChecked.
 func (s *Store) ApplyChecked(ctx context.Context, projectID, jobID string, p agentjob.Patch, idem *agentjob.Idempotency, events []agentjob.NewEvent, c *ratelimit.Check) (agentjob.Job, bool, error) {
 	var replayed, noRow bool
 	var job agentjob.Job

@@ -14,6 +14,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/store/nulljson"
+	"github.com/docsmith/docsmith/internal/store/sqltext"
 )
 
 type querier interface {
@@ -258,19 +259,10 @@ func getJob(ctx context.Context, q querier, projectID, id string) (agentjob.Job,
 }
 
 // getJobSQL is getJob's query.
-var getJobSQL = `SELECT ` + qualified("j", jobColumns) + `, ` + qualified("t", turnColumns) + `
+var getJobSQL = `SELECT ` + sqltext.Qualified("j", jobColumns) + `, ` + sqltext.Qualified("t", turnColumns) + `
 FROM jobs j JOIN job_turns t ON t.job_id = j.id
 WHERE j.id = ? AND j.project_id = ?
 ORDER BY t.seq`
-
-// qualified prefixes each of a list of columns with a table's alias.
-func qualified(alias, columns string) string {
-	names := strings.Split(columns, ", ")
-	for i, n := range names {
-		names[i] = alias + "." + n
-	}
-	return strings.Join(names, ", ")
-}
 
 func loadMessages(ctx context.Context, q querier, jobIDs []string) (map[string][]agentjob.Message, error) {
 	out := make(map[string][]agentjob.Message, len(jobIDs))
