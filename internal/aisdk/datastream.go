@@ -116,7 +116,13 @@ func (s *DataStream) Start(messageID, threadID string) error {
 }
 
 // Sources writes one h:{sourceType:"url", id, url, title} part per source.
-func (s *DataStream) Sources(srcs []Source) error {
+func (s *DataStream) Sources(srcs []Source) error { return s.sources(srcs, true) }
+
+// BufferSources is Sources, held for the next call that writes.
+func (s *DataStream) BufferSources(srcs []Source) error { return s.sources(srcs, false) }
+
+// sources writes the source parts, now or (flush false) with the next write.
+func (s *DataStream) sources(srcs []Source, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
@@ -135,6 +141,9 @@ func (s *DataStream) Sources(srcs []Source) error {
 			s.buf = appendStringMember(s.buf, "title", src.Title)
 		}
 		s.raw("}\n")
+	}
+	if !flush {
+		return s.hold()
 	}
 	return s.flush()
 }

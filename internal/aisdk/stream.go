@@ -61,6 +61,10 @@ type Stream interface {
 	Start(messageID, threadID string) error
 	// Sources emits citations, conventionally before the text that cites them.
 	Sources(srcs []Source) error
+	// BufferSources is Sources that leaves its events in the stream's
+	// buffer, as BufferTextDelta does, for the next call that writes: for
+	// citations whose text follows at once, so both go out in one write.
+	BufferSources(srcs []Source) error
 	// TextStart opens a text block; id must be unique among the open blocks.
 	// Its event is held, as BufferTextDelta's are, and goes out with the
 	// block's first text.
@@ -130,19 +134,44 @@ type writer struct {
 	content bool     // a source or text was emitted
 	open    []string // open text block ids, in opening order
 
-	buf []byte // the call's events, after those BufferTextDelta holds
+	buf    []byte  // the call's events, after those BufferTextDelta holds
+	pooled *[]byte // buf's holder from bufferPool, until release
 }
 
 // initialBuffer holds the largest call of most answers (a quoted answer's
 // text block) without growing.
 const initialBuffer = 4 << 10
 
+// bufferPool holds the event buffers of finished streams for new ones:
+// a buffer is taken when a stream is made and given back once the stream's
+// last event (Finish or Error) is written. A stream abandoned before that
+// leaves its buffer to the garbage collector.
+var bufferPool = sync.Pool{New: func() any { b := make([]byte, 0, initialBuffer); return &b }}
+
 // init readies wr to write on w. The writer lives inside its encoder, one
 // allocation for both.
 func (wr *writer) init(w http.ResponseWriter, headers [][2]string) {
 	wr.w, wr.rc, wr.headers = w, *http.NewResponseController(w), headers
-	wr.buf = make([]byte, 0, initialBuffer)
+	wr.pooled = bufferPool.Get().(*[]byte)
+	wr.buf = (*wr.pooled)[:0]
 }
+
+// release gives the buffer back once the stream is closed: nothing writes
+// to it after that, since every call first checks usable.
+func (wr *writer) release() {
+	if !wr.closed || wr.pooled == nil {
+		return
+	}
+	if cap(wr.buf) <= maxPooledBuffer {
+		*wr.pooled = wr.buf[:0]
+		bufferPool.Put(wr.pooled)
+	}
+	wr.pooled, wr.buf = nil, nil
+}
+
+// maxPooledBuffer bounds the buffers kept for reuse: one grown by a rare
+// large call goes to the garbage collector instead.
+const maxPooledBuffer = 64 << 10
 
 // usable reports whether another event may be written.
 func (wr *writer) usable() error {
@@ -195,7 +224,10 @@ func (wr *writer) flush() error {
 	if len(wr.buf) == 0 {
 		return nil
 	}
-	defer func() { wr.buf = wr.buf[:0] }()
+	defer func() {
+		wr.buf = wr.buf[:0]
+		wr.release()
+	}()
 	if !wr.started {
 		wr.started = true
 		h := wr.w.Header()

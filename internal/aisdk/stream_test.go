@@ -901,3 +901,82 @@ data: [DONE]
 		})
 	}
 }
+
+// TestBufferedSourcesGoOutWithTheText: sources held by BufferSources are
+// byte for byte what Sources writes, and go out with the text that follows,
+// in that one write.
+func TestBufferedSourcesGoOutWithTheText(t *testing.T) {
+	t.Parallel()
+	srcs := []Source{{ID: "src_1", URL: "https://docs.example/a", Title: "A › \"quoted\""}, {ID: "src_2", URL: "/b"}}
+	for _, p := range protocols() {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			run := func(sources func(Stream, []Source) error) (string, int) {
+				w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+				s := p.new(w)
+				if err := s.Start(messageID, threadID); err != nil {
+					t.Fatal(err)
+				}
+				before := w.writes
+				if err := do(
+					func() error { return sources(s, srcs) },
+					func() error { return s.Text("t", "Quoted [1] and [2].") },
+				); err != nil {
+					t.Fatal(err)
+				}
+				writes := w.writes - before
+				if err := s.Finish(threadID, false, nil); err != nil {
+					t.Fatal(err)
+				}
+				return w.Body.String(), writes
+			}
+			want, _ := run(Stream.Sources)
+			got, writes := run(Stream.BufferSources)
+			if got != want || writes != 1 {
+				t.Errorf("buffered sources: %d writes of\n%s\nwant 1 write of\n%s", writes, got, want)
+			}
+		})
+	}
+}
+
+// TestFinishedStreamLeavesItsBuffer: a stream's event buffer goes back for
+// reuse when the stream ends, so calls after the end must leave the body
+// as it was, and the next stream's events must be its own.
+func TestFinishedStreamLeavesItsBuffer(t *testing.T) {
+	for _, p := range protocols() {
+		t.Run(p.name, func(t *testing.T) {
+			first := httptest.NewRecorder()
+			s := p.new(first)
+			if err := do(
+				func() error { return s.Start(messageID, threadID) },
+				func() error { return s.Text("t", "first answer") },
+				func() error { return s.Finish(threadID, false, nil) },
+			); err != nil {
+				t.Fatal(err)
+			}
+			ended := first.Body.String()
+			second := httptest.NewRecorder()
+			next := p.new(second)
+			if err := next.Start("msg_next", "thr_next"); err != nil {
+				t.Fatal(err)
+			}
+			for _, late := range []func() error{s.Heartbeat, s.Flush, func() error { return s.Text("u", "late") }} {
+				if err := late(); !errors.Is(err, ErrClosed) {
+					t.Errorf("a call after Finish returned %v, want ErrClosed", err)
+				}
+			}
+			if err := do(
+				func() error { return next.Text("t", "second answer") },
+				func() error { return next.Finish("thr_next", false, nil) },
+			); err != nil {
+				t.Fatal(err)
+			}
+			if first.Body.String() != ended {
+				t.Errorf("the finished stream's body changed after its end:\n%s\nwas\n%s", first.Body.String(), ended)
+			}
+			if body := second.Body.String(); strings.Contains(body, "first answer") || !strings.Contains(body, "second answer") {
+				t.Errorf("the next stream's body is not its own:\n%s", body)
+			}
+		})
+	}
+}

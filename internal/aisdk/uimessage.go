@@ -125,7 +125,13 @@ func (s *UIMessageStream) Start(messageID, threadID string) error {
 }
 
 // Sources writes one source-url chunk per source.
-func (s *UIMessageStream) Sources(srcs []Source) error {
+func (s *UIMessageStream) Sources(srcs []Source) error { return s.sources(srcs, true) }
+
+// BufferSources is Sources, held for the next call that writes.
+func (s *UIMessageStream) BufferSources(srcs []Source) error { return s.sources(srcs, false) }
+
+// sources writes the source parts, now or (flush false) with the next write.
+func (s *UIMessageStream) sources(srcs []Source, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
@@ -143,6 +149,9 @@ func (s *UIMessageStream) Sources(srcs []Source) error {
 			s.buf = appendStringMember(s.buf, "title", src.Title)
 		}
 		s.endChunk()
+	}
+	if !flush {
+		return s.hold()
 	}
 	return s.flush()
 }

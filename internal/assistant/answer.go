@@ -164,7 +164,8 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		beat.stop()
 		ps = bestPassages(ps)
 		t.Sources = turnSources(ps)
-		if err := st.Sources(sources(ps)); err != nil {
+		// The citations go out with the quoted text, in one write.
+		if err := st.BufferSources(sources(ps)); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 		t.Status = TurnAnswered
