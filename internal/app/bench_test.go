@@ -28,6 +28,9 @@ import (
 // benchClients is how many clients drive the server at once.
 const benchClients = 32
 
+// benchWarmup is how many iterations run before the measured ones.
+const benchWarmup = 1000
+
 // benchRunner completes every turn at once, so workers drain the queue as
 // they would in production while the benchmark measures the API.
 type benchRunner struct{}
@@ -38,7 +41,8 @@ func (benchRunner) RunTurn(context.Context, agentjob.Turn, agentjob.Progress) (a
 
 // BenchmarkJobCreateGet measures the agent API end to end: a real Main with
 // workers running turns, over real HTTP from 32 concurrent clients. Each
-// iteration is one create and one get of that job. The sub-benchmarks are
+// iteration is one create and one get of that job; the measured ones follow
+// a warm-up of benchWarmup iterations. The sub-benchmarks are
 // the backends: SQLite in a temp dir, and (with DOCSMITH_TEST_DATABASE_URL
 // and DOCSMITH_TEST_REDIS_URL set) PostgreSQL on a fresh schema, with the
 // rate limits in PostgreSQL or in Redis.
@@ -159,39 +163,50 @@ func benchJobCreateGet(b *testing.B, key string, extra map[string]string) {
 		return create, get, nil
 	}
 
-	var next atomic.Int64
-	creates := make([][]time.Duration, benchClients)
-	gets := make([][]time.Duration, benchClients)
-	var wg sync.WaitGroup
-	var failOnce sync.Once
-	var failure error
+	// load runs n iterations from benchClients clients at once and
+	// returns each client's create and get latencies.
+	load := func(n int64) (creates, gets [][]time.Duration, err error) {
+		var next atomic.Int64
+		creates = make([][]time.Duration, benchClients)
+		gets = make([][]time.Duration, benchClients)
+		var wg sync.WaitGroup
+		var failOnce sync.Once
+		for c := range benchClients {
+			wg.Go(func() {
+				for {
+					i := next.Add(1)
+					if i > n {
+						return
+					}
+					create, get, iterErr := iteration(i)
+					if iterErr != nil {
+						failOnce.Do(func() { err = iterErr })
+						next.Store(n) // stop the other clients too
+						return
+					}
+					creates[c] = append(creates[c], create)
+					gets[c] = append(gets[c], get)
+				}
+			})
+		}
+		wg.Wait()
+		return creates, gets, err
+	}
+	// A warm-up, not measured, as the assistant's load generator does:
+	// the clients' connections are open and the server's caches and
+	// statements ready before the clock starts.
+	if _, _, err := load(benchWarmup); err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	cpuStart := benchCPU(b)
 	start := time.Now()
-	for c := range benchClients {
-		wg.Go(func() {
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
-				create, get, err := iteration(i)
-				if err != nil {
-					failOnce.Do(func() { failure = err })
-					next.Store(int64(b.N)) // stop the other clients too
-					return
-				}
-				creates[c] = append(creates[c], create)
-				gets[c] = append(gets[c], get)
-			}
-		})
-	}
-	wg.Wait()
+	creates, gets, err := load(int64(b.N))
 	elapsed := time.Since(start)
 	cpu := benchCPU(b) - cpuStart
 	b.StopTimer()
-	if failure != nil {
-		b.Fatal(failure)
+	if err != nil {
+		b.Fatal(err)
 	}
 
 	b.ReportMetric(float64(2*b.N)/elapsed.Seconds(), "req/s")
