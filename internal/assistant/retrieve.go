@@ -55,21 +55,31 @@ func (s *Service) passages(siteURL string, hits []search.Hit) []passage {
 	if len(hits) == 0 || hits[0].Score < s.minScore {
 		return nil
 	}
-	var out []passage
-	byURL := map[string]int{}
+	out := make([]passage, 0, len(hits))
 	for _, h := range hits {
 		if h.Score < s.minScore/2 {
 			continue
 		}
 		url := citeURL(siteURL, h.PagePath, h.Anchor)
-		if i, ok := byURL[url]; ok {
+		if i := passageWithURL(out, url); i >= 0 {
 			out[i].text += "\n" + chunkText(h)
 			continue
 		}
-		byURL[url] = len(out)
 		out = append(out, passage{n: len(out) + 1, hit: h, url: url, title: citeTitle(h), text: chunkText(h)})
 	}
 	return out
+}
+
+// passageWithURL is the index of the passage linking to url, or -1. A turn
+// has a handful of passages (MaxPageSize at most): a scan is cheaper than a
+// map.
+func passageWithURL(ps []passage, url string) int {
+	for i := range ps {
+		if ps[i].url == url {
+			return i
+		}
+	}
+	return -1
 }
 
 // chunkText is a chunk's text without the overlap it repeats from the chunk
