@@ -78,10 +78,6 @@ type passage struct {
 	url   string
 	title string
 	text  string
-	// lower is text in lower case, for finding the question's words in
-	// it; onTopic sets it, and an extractive answer quotes from the
-	// passages it kept.
-	lower string
 }
 
 func (p passage) source() aisdk.Source {

@@ -137,11 +137,7 @@ func extractiveText(ps []passage, question string) []string {
 	pieces := make([]string, 0, len(ps)+1)
 	pieces = append(pieces, "These passages of the documentation match your question best:\n\n")
 	for i, p := range ps {
-		lower := p.lower
-		if lower == "" {
-			lower = strings.ToLower(p.text)
-		}
-		lines := excerpt(p.text, lower, words, maxExtractiveChars)
+		lines := excerpt(p.text, strings.ToLower(p.text), words, maxExtractiveChars)
 		marker := strconv.Itoa(p.n)
 		size := len(p.title) + len(marker) + 9
 		for _, line := range lines {
