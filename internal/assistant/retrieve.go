@@ -129,60 +129,98 @@ func bestPassages(ps []passage) []passage {
 	return out
 }
 
-// extractiveText quotes the passages, each under its title and marker, as
-// pieces to stream. A passage longer than maxExtractiveChars is cut to the
-// lines around the one that shares most words with the question.
-func extractiveText(ps []passage, question string) []string {
+// extractiveText quotes the passages, each under its title and marker: the
+// answer, and the pieces of it to stream. A passage longer than
+// maxExtractiveChars is cut to the lines around the one that shares most
+// words with the question.
+func extractiveText(ps []passage, question string) (answer string, pieces []string) {
+	const intro = "These passages of the documentation match your question best:\n\n"
 	words := queryWords(question)
-	pieces := make([]string, 0, len(ps)+1)
-	pieces = append(pieces, "These passages of the documentation match your question best:\n\n")
+	quotes := make([]quote, len(ps))
+	size := len(intro)
 	for i, p := range ps {
-		lines := excerpt(p.text, strings.ToLower(p.text), words, maxExtractiveChars)
-		marker := strconv.Itoa(p.n)
-		size := len(p.title) + len(marker) + 9
-		for _, line := range lines {
-			size += len(line) + 3
-		}
-		var b strings.Builder
-		b.Grow(size)
+		quotes[i] = excerpt(p.text, words, maxExtractiveChars)
+		size += len(p.title) + len(strconv.Itoa(p.n)) + 10 + quotes[i].size()
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(intro)
+	// ends[i] is where piece i ends in the answer.
+	ends := make([]int, 0, len(ps)+1)
+	ends = append(ends, b.Len())
+	for i, p := range ps {
 		b.WriteString("**")
 		b.WriteString(p.title)
 		b.WriteString("** [")
-		b.WriteString(marker)
+		b.WriteString(strconv.Itoa(p.n))
 		b.WriteString("]\n\n")
-		for _, line := range lines {
-			if line = strings.TrimRight(line, " \t"); line == "" {
-				b.WriteString(">\n")
-				continue
-			}
-			b.WriteString("> ")
-			b.WriteString(line)
-			b.WriteByte('\n')
-		}
+		quotes[i].write(&b)
 		if i < len(ps)-1 {
 			b.WriteString("\n")
 		}
-		pieces = append(pieces, b.String())
+		ends = append(ends, b.Len())
 	}
-	return pieces
+	answer = b.String()
+	pieces = make([]string, len(ends))
+	from := 0
+	for i, end := range ends {
+		pieces[i] = answer[from:end]
+		from = end
+	}
+	return answer, pieces
 }
 
-// excerpt returns text's lines, or, when it is longer than max bytes, the
+// quote is what an extractive answer quotes of a passage: lines of its
+// text, and whether lines were left out before and after them.
+type quote struct {
+	lines               string
+	cutBefore, cutAfter bool
+}
+
+// ellipsis is the line that stands for lines left out.
+const ellipsis = "…"
+
+// write writes the quote as a Markdown block quote, "…" for the lines
+// left out.
+func (q quote) write(b *strings.Builder) {
+	if q.cutBefore {
+		writeQuoteLine(b, ellipsis)
+	}
+	for line := range strings.SplitSeq(q.lines, "\n") {
+		writeQuoteLine(b, line)
+	}
+	if q.cutAfter {
+		writeQuoteLine(b, ellipsis)
+	}
+}
+
+// size is about the bytes write writes, for growing a builder once.
+func (q quote) size() int {
+	return len(q.lines) + 3*(strings.Count(q.lines, "\n")+1) + 2*(len(ellipsis)+3)
+}
+
+func writeQuoteLine(b *strings.Builder, line string) {
+	if line = strings.TrimRight(line, " \t"); line == "" {
+		b.WriteString(">\n")
+		return
+	}
+	b.WriteString("> ")
+	b.WriteString(line)
+	b.WriteByte('\n')
+}
+
+// excerpt quotes text: all of it, or, when it is longer than max bytes, the
 // line that matches most question words (the shortest of equals: a heading
 // says most with least), the line before it when that is a heading, and as
-// many following lines as fit, "…" marking what was left out. lower is text
-// in lower case.
-func excerpt(text, lower string, words []string, max int) []string {
-	lines := strings.Split(text, "\n")
+// many following lines as fit.
+func excerpt(text string, words []string, max int) quote {
 	if len(text) <= max {
-		return lines
+		return quote{lines: text}
 	}
-	// Lower-casing neither adds nor removes a line break: line i of lower
-	// is line i of text.
-	lowerLines := strings.Split(lower, "\n")
+	lines := strings.Split(text, "\n")
+	score := lineMatches(strings.ToLower(text), words, len(lines))
 	best, bestScore := 0, 0
-	for i, l := range lowerLines {
-		n := matches(l, words)
+	for i, n := range score {
 		if n > bestScore || n == bestScore && n > 0 && len(lines[i]) < len(lines[best]) {
 			best, bestScore = i, n
 		}
@@ -197,18 +235,44 @@ func excerpt(text, lower string, words []string, max int) []string {
 		size += len(lines[to]) + 1
 		to++
 	}
-	out := make([]string, 0, to-from+2)
-	if from > 0 {
-		out = append(out, "…")
-	}
-	out = append(out, lines[from:to]...)
+	q := quote{cutBefore: from > 0, cutAfter: to < len(lines)}
 	if to-from == 1 && len(lines[from]) > max {
-		out[len(out)-1] = clip(lines[from], max)
+		q.lines = clip(lines[from], max)
+		return q
 	}
-	if to < len(lines) {
-		out = append(out, "…")
+	start := 0
+	for _, l := range lines[:from] {
+		start += len(l) + 1
 	}
-	return out
+	q.lines = text[start : start+size-1] // lines[from:to], joined by "\n"
+	return q
+}
+
+// lineMatches counts, for each of the n lines of lower, lower-case text,
+// the words that occur in it. Lower-casing neither adds nor removes a line
+// break: line i of lower is line i of the text. A word holds no line break,
+// so each occurrence is within a line; after one, the search of that word
+// goes on from the next line.
+func lineMatches(lower string, words []string, n int) []int {
+	counts := make([]int, n)
+	for _, w := range words {
+		line, at := 0, 0 // lower[at:] starts line line
+		for {
+			i := strings.Index(lower[at:], w)
+			if i < 0 {
+				break
+			}
+			line += strings.Count(lower[at:at+i], "\n")
+			counts[line]++
+			next := strings.IndexByte(lower[at+i:], '\n')
+			if next < 0 {
+				break
+			}
+			at += i + next + 1
+			line++
+		}
+	}
+	return counts
 }
 
 // maxHeading is the length up to which a line is taken for a heading.
@@ -235,17 +299,6 @@ func queryWords(q string) []string {
 		out = append(out, w)
 	}
 	return out
-}
-
-// matches counts the words that occur in lower, lower-case text.
-func matches(lower string, words []string) int {
-	n := 0
-	for _, w := range words {
-		if strings.Contains(lower, w) {
-			n++
-		}
-	}
-	return n
 }
 
 var commonWords = map[string]bool{
