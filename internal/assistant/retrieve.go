@@ -218,12 +218,16 @@ func excerpt(text string, words []string, max int) quote {
 		return quote{lines: text}
 	}
 	lines := strings.Split(text, "\n")
-	score := lineMatches(strings.ToLower(text), words, len(lines))
 	best, bestScore := 0, 0
-	for i, n := range score {
+	// Lower-casing neither adds nor removes a line break: line i of the
+	// lower-case text is line i of text.
+	i := 0
+	for lower := range strings.SplitSeq(strings.ToLower(text), "\n") {
+		n := matches(lower, words)
 		if n > bestScore || n == bestScore && n > 0 && len(lines[i]) < len(lines[best]) {
 			best, bestScore = i, n
 		}
+		i++
 	}
 	from := best
 	if best > 0 && len(lines[best-1]) <= maxHeading {
@@ -246,33 +250,6 @@ func excerpt(text string, words []string, max int) quote {
 	}
 	q.lines = text[start : start+size-1] // lines[from:to], joined by "\n"
 	return q
-}
-
-// lineMatches counts, for each of the n lines of lower, lower-case text,
-// the words that occur in it. Lower-casing neither adds nor removes a line
-// break: line i of lower is line i of the text. A word holds no line break,
-// so each occurrence is within a line; after one, the search of that word
-// goes on from the next line.
-func lineMatches(lower string, words []string, n int) []int {
-	counts := make([]int, n)
-	for _, w := range words {
-		line, at := 0, 0 // lower[at:] starts line line
-		for {
-			i := strings.Index(lower[at:], w)
-			if i < 0 {
-				break
-			}
-			line += strings.Count(lower[at:at+i], "\n")
-			counts[line]++
-			next := strings.IndexByte(lower[at+i:], '\n')
-			if next < 0 {
-				break
-			}
-			at += i + next + 1
-			line++
-		}
-	}
-	return counts
 }
 
 // maxHeading is the length up to which a line is taken for a heading.
@@ -299,6 +276,19 @@ func queryWords(q string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// matches counts the words that occur in lower, lower-case text. A line is
+// short: a search of each word in it is quicker than one search of each
+// word in the whole passage, which stops at every line the word is on.
+func matches(lower string, words []string) int {
+	n := 0
+	for _, w := range words {
+		if strings.Contains(lower, w) {
+			n++
+		}
+	}
+	return n
 }
 
 var commonWords = map[string]bool{
