@@ -78,10 +78,6 @@ type passage struct {
 	url   string
 	title string
 	text  string
-	// lower is text in lower case, for finding the question's words in
-	// it; onTopic sets it, and an extractive answer quotes from the
-	// passages it kept.
-	lower string
 }
 
 func (p passage) source() aisdk.Source {
@@ -157,7 +153,7 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 			t.Status = TurnNotIndexed
 		}
 		t.FirstTextTime = time.Since(a.started)
-		if err := writeText(st, t, text); err != nil {
+		if err := writeText(st, t, text, []string{text}); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 	case isExtractive(a.domain.Model):
@@ -170,7 +166,8 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		}
 		t.Status = TurnAnswered
 		t.FirstTextTime = time.Since(a.started)
-		if err := writeText(st, t, extractiveText(ps, a.req.Question())...); err != nil {
+		answer, pieces := extractiveText(ps, a.req.Question())
+		if err := writeText(st, t, answer, pieces); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 	default:
@@ -278,10 +275,10 @@ func isExtractive(model string) bool {
 	return model == "" || model == ModelExtractive || model == modelBuiltin
 }
 
-// writeText sends text that is ready all at once, in pieces, as one text
-// block in one write.
-func writeText(st aisdk.Stream, t *Turn, pieces ...string) error {
-	t.Answer = strings.Join(pieces, "")
+// writeText sends an answer that is ready all at once, in pieces (which
+// together are the answer), as one text block in one write.
+func writeText(st aisdk.Stream, t *Turn, answer string, pieces []string) error {
+	t.Answer = answer
 	return st.Text("txt_0", pieces...)
 }
 

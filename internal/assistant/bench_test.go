@@ -1,14 +1,19 @@
 package assistant_test
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/llm/llmtest"
+	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/tenant"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing and can flush.
@@ -53,5 +58,51 @@ func BenchmarkModelAnswer(b *testing.B) {
 		if err := a.Stream(b.Context(), aisdk.NewUIMessageStream(&discardWriter{h: http.Header{}})); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkExtractiveAnswer answers one question with the extractive model,
+// from an index held in memory as a server holds it: retrieval, the
+// off-topic check, the quoted passages and the UI message stream, without
+// storing the turn. It asks the fixture site, or the docs folder
+// DOCSMITH_BENCH_SITE with the question DOCSMITH_BENCH_QUESTION (make
+// bench-compare asks hoppscotch "How do I run my collection tests from the
+// terminal against a self-hosted instance?").
+//
+//	DOCSMITH_BENCH_SITE=DIR DOCSMITH_BENCH_QUESTION=Q go test ./internal/assistant -run '^$' -bench ExtractiveAnswer -benchmem
+func BenchmarkExtractiveAnswer(b *testing.B) {
+	e := setup(b, func(c *assistant.Config) {
+		c.Turns = discardTurns{}
+		c.Index = search.NewMemory(c.Index.(search.Source), search.MemoryConfig{})
+	})
+	d := e.withModel(e.domain, assistant.ModelExtractive)
+	question := "How do I exclude files from a sync?"
+	if dir := os.Getenv("DOCSMITH_BENCH_SITE"); dir != "" {
+		_, err := e.tenants.CreateProject(b.Context(), tenant.Project{ID: "bench", OrgID: "acme", RepoURL: dir})
+		must(b, err)
+		d, err = e.tenants.CreateDomain(b.Context(), tenant.Domain{ID: "bench", OrgID: "acme", ProjectID: "bench", SiteURL: siteURL, Model: assistant.ModelExtractive})
+		must(b, err)
+		site, err := docs.Load(os.DirFS(dir))
+		must(b, err)
+		if _, err := search.Build(b.Context(), e.store, d.ID, site, d.SiteURL); err != nil {
+			b.Fatal(err)
+		}
+		question = cmp.Or(os.Getenv("DOCSMITH_BENCH_QUESTION"), "How do I run my collection tests from the terminal against a self-hosted instance?")
+	}
+	req := ask(question)
+	must(b, req.Validate())
+	answer := func() {
+		a, err := e.svc.Begin(b.Context(), d, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := a.Stream(b.Context(), aisdk.NewUIMessageStream(&discardWriter{h: http.Header{}})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	answer() // loads the index into memory, which is not what is measured
+	b.ReportAllocs()
+	for b.Loop() {
+		answer()
 	}
 }

@@ -1,10 +1,12 @@
 package assistant
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/docsmith/docsmith/internal/search"
 )
@@ -46,25 +48,53 @@ func (a *Answer) onTopic(ctx context.Context, ps []passage) []passage {
 			terms = rest
 		}
 	}
-	var out []passage
+	// The passages kept move to the front of ps, which the answer does not
+	// read again; one buffer holds each text in lower case in turn.
+	out := ps[:0]
+	var lower []byte
 	for _, p := range ps {
-		p.lower = strings.ToLower(p.text)
-		if containsAny(p.lower, terms) || containsAny(strings.ToLower(p.title), terms) {
-			p.n = len(out) + 1
-			out = append(out, p)
+		lower = appendLower(lower[:0], p.text)
+		if !containsAny(lower, terms) {
+			lower = appendLower(lower[:0], p.title)
+			if !containsAny(lower, terms) {
+				continue
+			}
 		}
+		p.n = len(out) + 1
+		out = append(out, p)
 	}
 	return out
 }
 
 // containsAny reports whether lower, lower-case text, contains one of words.
-func containsAny(lower string, words []string) bool {
+func containsAny(lower []byte, words []string) bool {
 	for _, w := range words {
-		if strings.Contains(lower, w) {
+		if bytes.Contains(lower, []byte(w)) {
 			return true
 		}
 	}
 	return false
+}
+
+// appendLower appends s in lower case to dst, as strings.ToLower writes it
+// (an invalid UTF-8 byte becomes U+FFFD), without a string of its own.
+func appendLower(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			// s[:i] is ASCII: s[i:] starts a rune (or an invalid byte).
+			for _, r := range s[i:] {
+				dst = utf8.AppendRune(dst, unicode.ToLower(r))
+			}
+			return dst
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // commonTerms are the terms (word prefixes) that more than half of the

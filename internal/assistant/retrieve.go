@@ -55,21 +55,31 @@ func (s *Service) passages(siteURL string, hits []search.Hit) []passage {
 	if len(hits) == 0 || hits[0].Score < s.minScore {
 		return nil
 	}
-	var out []passage
-	byURL := map[string]int{}
+	out := make([]passage, 0, len(hits))
 	for _, h := range hits {
 		if h.Score < s.minScore/2 {
 			continue
 		}
 		url := citeURL(siteURL, h.PagePath, h.Anchor)
-		if i, ok := byURL[url]; ok {
+		if i := passageWithURL(out, url); i >= 0 {
 			out[i].text += "\n" + chunkText(h)
 			continue
 		}
-		byURL[url] = len(out)
 		out = append(out, passage{n: len(out) + 1, hit: h, url: url, title: citeTitle(h), text: chunkText(h)})
 	}
 	return out
+}
+
+// passageWithURL is the index of the passage linking to url, or -1. A turn
+// has a handful of passages (MaxPageSize at most): a scan is cheaper than a
+// map.
+func passageWithURL(ps []passage, url string) int {
+	for i := range ps {
+		if ps[i].url == url {
+			return i
+		}
+	}
+	return -1
 }
 
 // chunkText is a chunk's text without the overlap it repeats from the chunk
@@ -119,67 +129,105 @@ func bestPassages(ps []passage) []passage {
 	return out
 }
 
-// extractiveText quotes the passages, each under its title and marker, as
-// pieces to stream. A passage longer than maxExtractiveChars is cut to the
-// lines around the one that shares most words with the question.
-func extractiveText(ps []passage, question string) []string {
+// extractiveText quotes the passages, each under its title and marker: the
+// answer, and the pieces of it to stream. A passage longer than
+// maxExtractiveChars is cut to the lines around the one that shares most
+// words with the question.
+func extractiveText(ps []passage, question string) (answer string, pieces []string) {
+	const intro = "These passages of the documentation match your question best:\n\n"
 	words := queryWords(question)
-	pieces := make([]string, 0, len(ps)+1)
-	pieces = append(pieces, "These passages of the documentation match your question best:\n\n")
+	quotes := make([]quote, len(ps))
+	size := len(intro)
 	for i, p := range ps {
-		lower := p.lower
-		if lower == "" {
-			lower = strings.ToLower(p.text)
-		}
-		lines := excerpt(p.text, lower, words, maxExtractiveChars)
-		marker := strconv.Itoa(p.n)
-		size := len(p.title) + len(marker) + 9
-		for _, line := range lines {
-			size += len(line) + 3
-		}
-		var b strings.Builder
-		b.Grow(size)
+		quotes[i] = excerpt(p.text, words, maxExtractiveChars)
+		size += len(p.title) + len(strconv.Itoa(p.n)) + 10 + quotes[i].size()
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(intro)
+	// ends[i] is where piece i ends in the answer.
+	ends := make([]int, 0, len(ps)+1)
+	ends = append(ends, b.Len())
+	for i, p := range ps {
 		b.WriteString("**")
 		b.WriteString(p.title)
 		b.WriteString("** [")
-		b.WriteString(marker)
+		b.WriteString(strconv.Itoa(p.n))
 		b.WriteString("]\n\n")
-		for _, line := range lines {
-			if line = strings.TrimRight(line, " \t"); line == "" {
-				b.WriteString(">\n")
-				continue
-			}
-			b.WriteString("> ")
-			b.WriteString(line)
-			b.WriteByte('\n')
-		}
+		quotes[i].write(&b)
 		if i < len(ps)-1 {
 			b.WriteString("\n")
 		}
-		pieces = append(pieces, b.String())
+		ends = append(ends, b.Len())
 	}
-	return pieces
+	answer = b.String()
+	pieces = make([]string, len(ends))
+	from := 0
+	for i, end := range ends {
+		pieces[i] = answer[from:end]
+		from = end
+	}
+	return answer, pieces
 }
 
-// excerpt returns text's lines, or, when it is longer than max bytes, the
+// quote is what an extractive answer quotes of a passage: lines of its
+// text, and whether lines were left out before and after them.
+type quote struct {
+	lines               string
+	cutBefore, cutAfter bool
+}
+
+// ellipsis is the line that stands for lines left out.
+const ellipsis = "…"
+
+// write writes the quote as a Markdown block quote, "…" for the lines
+// left out.
+func (q quote) write(b *strings.Builder) {
+	if q.cutBefore {
+		writeQuoteLine(b, ellipsis)
+	}
+	for line := range strings.SplitSeq(q.lines, "\n") {
+		writeQuoteLine(b, line)
+	}
+	if q.cutAfter {
+		writeQuoteLine(b, ellipsis)
+	}
+}
+
+// size is about the bytes write writes, for growing a builder once.
+func (q quote) size() int {
+	return len(q.lines) + 3*(strings.Count(q.lines, "\n")+1) + 2*(len(ellipsis)+3)
+}
+
+func writeQuoteLine(b *strings.Builder, line string) {
+	if line = strings.TrimRight(line, " \t"); line == "" {
+		b.WriteString(">\n")
+		return
+	}
+	b.WriteString("> ")
+	b.WriteString(line)
+	b.WriteByte('\n')
+}
+
+// excerpt quotes text: all of it, or, when it is longer than max bytes, the
 // line that matches most question words (the shortest of equals: a heading
 // says most with least), the line before it when that is a heading, and as
-// many following lines as fit, "…" marking what was left out. lower is text
-// in lower case.
-func excerpt(text, lower string, words []string, max int) []string {
-	lines := strings.Split(text, "\n")
+// many following lines as fit.
+func excerpt(text string, words []string, max int) quote {
 	if len(text) <= max {
-		return lines
+		return quote{lines: text}
 	}
-	// Lower-casing neither adds nor removes a line break: line i of lower
-	// is line i of text.
-	lowerLines := strings.Split(lower, "\n")
+	lines := strings.Split(text, "\n")
 	best, bestScore := 0, 0
-	for i, l := range lowerLines {
-		n := matches(l, words)
+	// Lower-casing neither adds nor removes a line break: line i of the
+	// lower-case text is line i of text.
+	i := 0
+	for lower := range strings.SplitSeq(strings.ToLower(text), "\n") {
+		n := matches(lower, words)
 		if n > bestScore || n == bestScore && n > 0 && len(lines[i]) < len(lines[best]) {
 			best, bestScore = i, n
 		}
+		i++
 	}
 	from := best
 	if best > 0 && len(lines[best-1]) <= maxHeading {
@@ -191,18 +239,17 @@ func excerpt(text, lower string, words []string, max int) []string {
 		size += len(lines[to]) + 1
 		to++
 	}
-	out := make([]string, 0, to-from+2)
-	if from > 0 {
-		out = append(out, "…")
-	}
-	out = append(out, lines[from:to]...)
+	q := quote{cutBefore: from > 0, cutAfter: to < len(lines)}
 	if to-from == 1 && len(lines[from]) > max {
-		out[len(out)-1] = clip(lines[from], max)
+		q.lines = clip(lines[from], max)
+		return q
 	}
-	if to < len(lines) {
-		out = append(out, "…")
+	start := 0
+	for _, l := range lines[:from] {
+		start += len(l) + 1
 	}
-	return out
+	q.lines = text[start : start+size-1] // lines[from:to], joined by "\n"
+	return q
 }
 
 // maxHeading is the length up to which a line is taken for a heading.
@@ -231,7 +278,9 @@ func queryWords(q string) []string {
 	return out
 }
 
-// matches counts the words that occur in lower, lower-case text.
+// matches counts the words that occur in lower, lower-case text. A line is
+// short: a search of each word in it is quicker than one search of each
+// word in the whole passage, which stops at every line the word is on.
 func matches(lower string, words []string) int {
 	n := 0
 	for _, w := range words {
