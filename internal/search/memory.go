@@ -384,7 +384,7 @@ func (di *domainIndex) countPages(t Term, f Filter, upTo int) int {
 	if upTo <= 0 {
 		upTo = len(di.pages)
 	}
-	keep := newChunkFilter(f)
+	keep := di.chunkFilter(f)
 	seen := make([]uint64, (len(di.pages)+63)/64)
 	n := 0
 	s := getQueryScratch()
@@ -427,7 +427,7 @@ func (di *domainIndex) hits(q Query) []Hit {
 	}
 	rows := s.rows[:0]
 	for _, c := range best {
-		rows = append(rows, rankRow{score: c.score, seq: di.chunks[c.doc].Seq, page: di.page[c.doc], item: c.doc})
+		rows = append(rows, rankRow{score: c.score, seq: di.seq[c.doc], page: di.page[c.doc], item: c.doc})
 	}
 	s.rows = rows
 	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, di.pagePath, s)
