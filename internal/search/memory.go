@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -385,10 +386,12 @@ func (di *domainIndex) countPages(t Term, f Filter, upTo int) int {
 		upTo = len(di.pages)
 	}
 	keep := di.chunkFilter(f)
-	seen := make([]uint64, (len(di.pages)+63)/64)
-	n := 0
 	s := getQueryScratch()
 	defer s.release()
+	seen := slices.Grow(s.pagesSeen[:0], (len(di.pages)+63)/64)[:(len(di.pages)+63)/64]
+	clear(seen)
+	s.pagesSeen = seen
+	n := 0
 	di.termDocs(t, s, func(docs []int32) bool {
 		for _, d := range docs {
 			pg := di.page[d]
