@@ -293,6 +293,10 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 	// The stems are not needed in their numbering any more.
 	di.sorted = stems
 	sort.Strings(di.sorted)
+	di.prepare()
+	// What prepare adds: a norm and a seq a chunk, a postings pointer a
+	// token.
+	size += int64(len(di.chunks))*16 + int64(len(stems))*8
 	for _, c := range di.chunks {
 		size += int64(len(c.ID)+len(c.PagePath)+len(c.Anchor)+len(c.URL)+len(c.PageTitle)+len(c.Heading)+
 			len(c.Text)+len(c.Version)+len(c.Language)+len(c.PageHash)+len(c.Keywords)) + 256

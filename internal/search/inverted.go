@@ -39,6 +39,10 @@ type postings struct {
 	// pos[off[i]:off[i+1]] are the positions in docs[i], field first.
 	off []uint32
 	pos []uint32
+	// maxTF is the largest bm25 tf of the token in any of its chunks (see
+	// domainIndex.prepare): a query bounds the term's score by it without
+	// walking the chunks.
+	maxTF float64
 }
 
 // domainIndex is one domain's chunks with an inverted index over them. It is
@@ -57,9 +61,47 @@ type domainIndex struct {
 	// maxBoost bounds boost, for pruning.
 	maxBoost float64
 	terms    map[string]*postings
-	// sorted lists the tokens in order, for prefixes.
-	sorted []string
-	bytes  int64
+	// sorted lists the tokens in order, for prefixes; sortedPostings
+	// holds the postings of each, so that a prefix's tokens are found
+	// without a map lookup each.
+	sorted         []string
+	sortedPostings []*postings
+	// norm is each chunk's bm25 length normalization and seq its Seq:
+	// computed once (see prepare) rather than in every query, and read
+	// without touching the chunk itself.
+	norm []float64
+	seq  []int
+	// hasGroups reports whether a chunk has access groups: when none has,
+	// a filter without a version or language keeps every chunk.
+	hasGroups bool
+	bytes     int64
+}
+
+// prepare computes what the index derives from its chunks and postings
+// once it is built or read from a snapshot, for queries to read.
+func (di *domainIndex) prepare() {
+	di.norm = make([]float64, len(di.chunks))
+	di.seq = make([]int, len(di.chunks))
+	for d := range di.chunks {
+		di.norm[d] = bm25Norm(di.length[d], di.avgLen)
+		di.seq[d] = di.chunks[d].Seq
+		di.hasGroups = di.hasGroups || len(di.chunks[d].Groups) > 0
+	}
+	di.sortedPostings = make([]*postings, len(di.sorted))
+	for i, tok := range di.sorted {
+		pl := di.terms[tok]
+		di.sortedPostings[i] = pl
+		pl.maxTF = 0
+		for k, d := range pl.docs {
+			pl.maxTF = max(pl.maxTF, di.tf(pl.wtf[k], d))
+		}
+	}
+}
+
+// bm25Norm is bm25's normalization of a chunk's term frequencies by its
+// length.
+func bm25Norm(length float32, avgLen float64) float64 {
+	return bm25K1 * (1 - bm25B + bm25B*float64(length)/avgLen)
 }
 
 // match is one query term's matches: chunk, weighted frequency.
@@ -67,9 +109,17 @@ type match struct {
 	docs []int32
 	wtf  []float32
 	idf  float64
+	// maxTF is the postings' maxTF when the match is one postings list of
+	// the index; 0 (no chunk's tf) when it was built for the query.
+	maxTF float64
 	// ub bounds the term's score in any chunk (boosts aside).
 	ub       float64
 	required bool
+}
+
+// postingsMatch is the match of one postings list.
+func postingsMatch(pl *postings) match {
+	return match{docs: pl.docs, wtf: pl.wtf, maxTF: pl.maxTF}
 }
 
 // appendTermTokens appends the tokens of t's words to toks.
@@ -91,7 +141,7 @@ func (di *domainIndex) termMatches(t Term, s *queryScratch) match {
 	}
 	if len(toks) == 1 && !t.Prefix {
 		if pl := di.terms[toks[0]]; pl != nil {
-			return match{docs: pl.docs, wtf: pl.wtf}
+			return postingsMatch(pl)
 		}
 		return match{}
 	}
@@ -113,8 +163,7 @@ func (di *domainIndex) termMatches(t Term, s *queryScratch) match {
 	if len(s.postingLists) == len(toks) {
 		// One postings list a token.
 		if len(toks) == 1 {
-			pl := s.postingLists[0]
-			return match{docs: pl.docs, wtf: pl.wtf}
+			return postingsMatch(s.postingLists[0])
 		}
 		return s.exactPhrase(s.postingLists)
 	}
@@ -144,7 +193,7 @@ func (di *domainIndex) termDocs(t Term, s *queryScratch, fn func(docs []int32) b
 	case t.Prefix:
 		i := sort.SearchStrings(di.sorted, toks[0])
 		for ; i < len(di.sorted) && strings.HasPrefix(di.sorted[i], toks[0]); i++ {
-			if !fn(di.terms[di.sorted[i]].docs) {
+			if !fn(di.sortedPostings[i].docs) {
 				return
 			}
 		}
@@ -160,7 +209,7 @@ func (di *domainIndex) termDocs(t Term, s *queryScratch, fn func(docs []int32) b
 func (di *domainIndex) appendPrefixed(lists []*postings, prefix string) []*postings {
 	i := sort.SearchStrings(di.sorted, prefix)
 	for ; i < len(di.sorted) && strings.HasPrefix(di.sorted[i], prefix); i++ {
-		lists = append(lists, di.terms[di.sorted[i]])
+		lists = append(lists, di.sortedPostings[i])
 	}
 	return lists
 }
@@ -352,9 +401,15 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 		if m.idf <= 0 {
 			m.idf = 1e-6
 		}
-		for i, d := range m.docs {
-			m.ub = max(m.ub, m.idf*di.tf(m.wtf[i], d))
+		// idf > 0 and rounding keeps order, so idf times the largest tf
+		// is the largest of idf times each tf.
+		maxTF := m.maxTF
+		if maxTF == 0 {
+			for i, d := range m.docs {
+				maxTF = max(maxTF, di.tf(m.wtf[i], d))
+			}
 		}
+		m.ub = m.idf * maxTF
 		s.matches = append(s.matches, m)
 	}
 	if len(s.matches) == 0 {
@@ -368,7 +423,7 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 	if page, ok := di.pages[q.BoostPath]; ok {
 		pb.page = page
 	}
-	keep := newChunkFilter(q.Filter)
+	keep := di.chunkFilter(q.Filter)
 	s.required, s.optional = s.required[:0], s.optional[:0]
 	for _, m := range s.matches {
 		if m.required {
@@ -391,8 +446,7 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 
 // tf is bm25's saturated term frequency of a weighted frequency in chunk d.
 func (di *domainIndex) tf(wtf float32, d int32) float64 {
-	norm := bm25K1 * (1 - bm25B + bm25B*float64(di.length[d])/di.avgLen)
-	return float64(wtf) * (bm25K1 + 1) / (float64(wtf) + norm)
+	return float64(wtf) * (bm25K1 + 1) / (float64(wtf) + di.norm[d])
 }
 
 // exhaustive scores every chunk holding all of req and, when opt is not
@@ -580,15 +634,25 @@ func (h *candHeap) offer(n int, c scored) {
 	}
 }
 
-// chunkFilter is a Filter as applied to chunks.
-type chunkFilter struct{ f Filter }
+// chunkFilter is a Filter as applied to the chunks of an index.
+type chunkFilter struct {
+	f Filter
+	// all is set when the filter keeps every chunk of the index, which
+	// then need not be read.
+	all bool
+}
 
-func newChunkFilter(f Filter) chunkFilter { return chunkFilter{f} }
+func (di *domainIndex) chunkFilter(f Filter) chunkFilter {
+	return chunkFilter{f: f, all: f.Version == "" && f.Language == "" && !di.hasGroups}
+}
 
 // keeps reports whether the filter keeps c: the version and language when
 // set (chunks with none always pass), and pages without groups or sharing
 // one with the reader.
 func (k chunkFilter) keeps(c *Chunk) bool {
+	if k.all {
+		return true
+	}
 	if k.f.Version != "" && c.Version != "" && c.Version != k.f.Version {
 		return false
 	}

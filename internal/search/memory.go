@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -384,11 +385,13 @@ func (di *domainIndex) countPages(t Term, f Filter, upTo int) int {
 	if upTo <= 0 {
 		upTo = len(di.pages)
 	}
-	keep := newChunkFilter(f)
-	seen := make([]uint64, (len(di.pages)+63)/64)
-	n := 0
+	keep := di.chunkFilter(f)
 	s := getQueryScratch()
 	defer s.release()
+	seen := slices.Grow(s.pagesSeen[:0], (len(di.pages)+63)/64)[:(len(di.pages)+63)/64]
+	clear(seen)
+	s.pagesSeen = seen
+	n := 0
 	di.termDocs(t, s, func(docs []int32) bool {
 		for _, d := range docs {
 			pg := di.page[d]
@@ -427,7 +430,7 @@ func (di *domainIndex) hits(q Query) []Hit {
 	}
 	rows := s.rows[:0]
 	for _, c := range best {
-		rows = append(rows, rankRow{score: c.score, seq: di.chunks[c.doc].Seq, page: di.page[c.doc], item: c.doc})
+		rows = append(rows, rankRow{score: c.score, seq: di.seq[c.doc], page: di.page[c.doc], item: c.doc})
 	}
 	s.rows = rows
 	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, di.pagePath, s)

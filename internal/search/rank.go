@@ -72,7 +72,13 @@ type rankRow struct {
 // scores, in s's buffers. pathOf returns an item's page path, which orders
 // candidates of equal scores.
 func rankRows(rows []rankRow, pages, maxPerPage, limit int, pathOf func(item int32) string, s *queryScratch) []rankRow {
-	rows = groupByPage(rows, pages, s)
+	// Only a page's best rows count: those that make its evidence, and
+	// those kept when the page's rows are capped.
+	counted := pageEvidenceChunks
+	if maxPerPage > 0 {
+		counted = max(counted, maxPerPage)
+	}
+	rows = groupByPage(rows, pages, counted, s)
 	kept := 0
 	for start := 0; start < len(rows); {
 		end := start + 1
@@ -104,26 +110,50 @@ func rankRows(rows []rankRow, pages, maxPerPage, limit int, pathOf func(item int
 		}
 	}
 	ranked := rows[:kept]
-	compare := func(a, b *rankRow) int {
-		if a.score != b.score {
-			return byScoreThenSeq(*a, *b)
-		}
-		if c := strings.Compare(pathOf(a.item), pathOf(b.item)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	}
+	order := rankOrder{pathOf: pathOf}
 	if limit > 0 && len(ranked) > limit {
-		moveFirstToFront(ranked, limit, compare)
+		moveFirstToFront(ranked, limit, order)
 		ranked = ranked[:limit]
+	} else {
+		heapify(ranked, order)
 	}
-	slices.SortFunc(ranked, func(a, b rankRow) int { return compare(&a, &b) })
+	// ranked is a heap whose root comes last: taking the root to the end
+	// again and again sorts it. The order is total (no two rows share a
+	// page and a seq), so any sort gives the same.
+	for end := len(ranked) - 1; end > 0; end-- {
+		ranked[0], ranked[end] = ranked[end], ranked[0]
+		siftDown(ranked[:end], 0, order)
+	}
 	return ranked
 }
 
-// groupByPage returns rows page after page, each page's best first, in
-// s.grouped: the rows are counted by page, placed, then each page's sorted.
-func groupByPage(rows []rankRow, pages int, s *queryScratch) []rankRow {
+// rankOrder is the order of ranked rows: higher score first, then page
+// path, then seq. It is a type rather than a closure so that its calls in
+// the heap's loops are direct.
+type rankOrder struct {
+	pathOf func(item int32) string
+}
+
+func (o rankOrder) compare(a, b *rankRow) int {
+	if a.score != b.score {
+		return byScoreThenSeq(*a, *b)
+	}
+	return o.byPathThenSeq(a, b)
+}
+
+// byPathThenSeq orders rows of equal scores, which is rare: kept out of
+// compare so that compare is inlined.
+func (o rankOrder) byPathThenSeq(a, b *rankRow) int {
+	if c := strings.Compare(o.pathOf(a.item), o.pathOf(b.item)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// groupByPage returns rows page after page, in s.grouped, each page's
+// first rows the best (see sortBest): the rows are counted by page, placed,
+// then each page's best sorted.
+func groupByPage(rows []rankRow, pages, best int, s *queryScratch) []rankRow {
 	// next[p] is where page p's next row goes.
 	next := slices.Grow(s.pageNext[:0], pages+1)[:pages+1]
 	clear(next)
@@ -144,10 +174,54 @@ func groupByPage(rows []rankRow, pages int, s *queryScratch) []rankRow {
 		for end < len(grouped) && grouped[end].page == grouped[start].page {
 			end++
 		}
-		slices.SortFunc(grouped[start:end], byScoreThenSeq)
+		sortBest(grouped[start:end], best)
 		start = end
 	}
 	return grouped
+}
+
+// maxInsertionSort bounds the rows sortBest sorts by insertion.
+const maxInsertionSort = 12
+
+// sortBest puts the best k rows of one page, by byScoreThenSeq, in order
+// at the front of rows, and the others after them in no order. A page has
+// few rows and k is small (pageEvidenceChunks, or the cap of rows a
+// page): a partial insertion sort beats sorting them all.
+func sortBest(rows []rankRow, k int) {
+	if k > maxInsertionSort && len(rows) > maxInsertionSort {
+		slices.SortFunc(rows, byScoreThenSeq)
+		return
+	}
+	k = min(k, len(rows))
+	for i := 1; i < len(rows); i++ {
+		r := rows[i]
+		j := min(i, k)
+		if j == k {
+			// Past the first k: r only moves in if it beats the last
+			// of them, which takes its place.
+			if !before(r, rows[k-1]) {
+				continue
+			}
+			rows[i] = rows[k-1]
+			j = k - 1
+		}
+		for j > 0 && before(r, rows[j-1]) {
+			rows[j] = rows[j-1]
+			j--
+		}
+		rows[j] = r
+	}
+}
+
+// before reports whether a comes before b in byScoreThenSeq's order.
+func before(a, b rankRow) bool {
+	switch {
+	case a.score > b.score:
+		return true
+	case a.score < b.score:
+		return false
+	}
+	return a.seq < b.seq
 }
 
 // byScoreThenSeq orders rows by score, higher first, then by seq.
@@ -157,35 +231,44 @@ func byScoreThenSeq(a, b rankRow) int {
 		return -1
 	case a.score < b.score:
 		return 1
+	case a.seq < b.seq:
+		return -1
+	case a.seq > b.seq:
+		return 1
 	}
-	return cmp.Compare(a.seq, b.seq)
+	return 0
 }
 
-// moveFirstToFront moves the k rows that come first in compare's order to
-// rows[:k], in no order: rows[:k] is kept as a heap whose root is the last
-// of them, which a row that comes before it replaces.
-func moveFirstToFront(rows []rankRow, k int, compare func(a, b *rankRow) int) {
+// moveFirstToFront moves the k rows that come first in order to rows[:k],
+// in no order: rows[:k] is kept as a heap whose root is the last of them,
+// which a row that comes before it replaces.
+func moveFirstToFront(rows []rankRow, k int, order rankOrder) {
 	front := rows[:k]
-	for i := k/2 - 1; i >= 0; i-- {
-		siftDown(front, i, compare)
-	}
+	heapify(front, order)
 	for i := k; i < len(rows); i++ {
-		if compare(&rows[i], &front[0]) < 0 {
+		if order.compare(&rows[i], &front[0]) < 0 {
 			front[0] = rows[i]
-			siftDown(front, 0, compare)
+			siftDown(front, 0, order)
 		}
+	}
+}
+
+// heapify makes rows a heap whose root is the last of them in order.
+func heapify(rows []rankRow, order rankOrder) {
+	for i := len(rows)/2 - 1; i >= 0; i-- {
+		siftDown(rows, i, order)
 	}
 }
 
 // siftDown moves heap[i] down until no child of it comes after it in
-// compare's order.
-func siftDown(heap []rankRow, i int, compare func(a, b *rankRow) int) {
+// order.
+func siftDown(heap []rankRow, i int, order rankOrder) {
 	for {
 		last, l, r := i, 2*i+1, 2*i+2
-		if l < len(heap) && compare(&heap[l], &heap[last]) > 0 {
+		if l < len(heap) && order.compare(&heap[l], &heap[last]) > 0 {
 			last = l
 		}
-		if r < len(heap) && compare(&heap[r], &heap[last]) > 0 {
+		if r < len(heap) && order.compare(&heap[r], &heap[last]) > 0 {
 			last = r
 		}
 		if last == i {

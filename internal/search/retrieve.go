@@ -117,7 +117,13 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 				hits[i].Score *= other
 			}
 		}
-		slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+		// Most often no score changed, or none enough to change the
+		// order: a stable sort of sorted hits would only compare and move
+		// them (a Hit is large).
+		byScore := func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) }
+		if !slices.IsSortedFunc(hits, byScore) {
+			slices.SortStableFunc(hits, byScore)
+		}
 	}
 	out := hits[:0]
 	for _, h := range hits {

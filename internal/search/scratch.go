@@ -35,6 +35,8 @@ type queryScratch struct {
 	bounds  []float64
 	termAt  []int
 	termDoc []int32
+	// pagesSeen is countPages' set of the pages counted, a bit a page.
+	pagesSeen []uint64
 	// best are the best candidates so far; rows the page-level ranking's,
 	// grouped the same page by page, pageNext its places of the pages.
 	best     candHeap

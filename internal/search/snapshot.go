@@ -508,5 +508,9 @@ func (r *snapReader) index(version int64) *domainIndex {
 		docAt, offAt, posAt = docAt+nd, offAt+nd+1, posAt+np
 	}
 	di.bytes = int64(r.u64())
+	if r.err != nil {
+		return nil
+	}
+	di.prepare()
 	return di
 }
