@@ -304,6 +304,6 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 			size += int64(len(b)) + 16
 		}
 	}
-	di.bytes = size + int64(len(di.chunks))*8
+	di.bytes = size + int64(len(di.chunks))*8 + pageCountsBytes
 	return di
 }

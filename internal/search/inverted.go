@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // The ranking every store shares: bm25 over the analyzed fields of a
@@ -75,7 +77,27 @@ type domainIndex struct {
 	// a filter without a version or language keeps every chunk.
 	hasGroups bool
 	bytes     int64
+	// pageCounts remembers countPages' answers for one word without a
+	// filter (pageCountKey to int), which an assistant asks of every
+	// question's words; pageCountsHeld counts them, up to maxPageCounts.
+	pageCounts     sync.Map
+	pageCountsHeld atomic.Int32
 }
+
+// pageCountKey is a countPages question whose answer the index keeps.
+type pageCountKey struct {
+	word   string
+	prefix bool
+	upTo   int
+}
+
+// maxPageCounts bounds the answers an index keeps (each distinct word
+// readers ask about adds one); pageCountsBytes is what they may take,
+// counted in the index's size.
+const (
+	maxPageCounts   = 2048
+	pageCountsBytes = maxPageCounts * 96
+)
 
 // prepare computes what the index derives from its chunks and postings
 // once it is built or read from a snapshot, for queries to read.

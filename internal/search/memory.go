@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,7 +145,7 @@ func (m *Memory) CountPages(ctx context.Context, domain string, t Term, f Filter
 	if err != nil {
 		return 0, fmt.Errorf("count the pages of %s: %w", domain, err)
 	}
-	return di.countPages(t, f, upTo), nil
+	return di.pageCount(t, f, upTo), nil
 }
 
 // Changed tells the Memory that the domain's index may have changed (every
@@ -377,6 +378,26 @@ func (m *Memory) account(e *memEntry, bytes int64) {
 		m.used -= old.bytes
 		old.bytes = 0
 	}
+}
+
+// pageCount is countPages, answered from memory for a word the index was
+// asked about before with no filter: the index never changes, so neither
+// does the answer.
+func (di *domainIndex) pageCount(t Term, f Filter, upTo int) int {
+	if len(t.Words) != 1 || f.Version != "" || f.Language != "" || len(f.Groups) > 0 {
+		return di.countPages(t, f, upTo)
+	}
+	key := pageCountKey{word: t.Words[0], prefix: t.Prefix, upTo: upTo}
+	if n, ok := di.pageCounts.Load(key); ok {
+		return n.(int)
+	}
+	n := di.countPages(t, f, upTo)
+	if di.pageCountsHeld.Add(1) <= maxPageCounts {
+		// A copy of the word, so that the question it came from is not kept.
+		key.word = strings.Clone(key.word)
+		di.pageCounts.Store(key, n)
+	}
+	return n
 }
 
 // countPages is CountPages on this index: the term's chunks are walked,

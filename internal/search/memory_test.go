@@ -467,8 +467,55 @@ func TestCountPagesAsSearchCounts(t *testing.T) {
 				if got != len(hits) {
 					t.Errorf("%v %+v up to %d: CountPages = %d, a search finds %d pages", term.Words, f, upTo, got, len(hits))
 				}
+				// Asked again, a word without a filter is answered from
+				// what the index kept: the same count.
+				if again, err := m.CountPages(ctx, "d", term, f, upTo); err != nil || again != got {
+					t.Errorf("%v %+v up to %d: CountPages again = %d (%v), first %d", term.Words, f, upTo, again, err, got)
+				}
 			}
 		}
+	}
+}
+
+// TestPageCountsFollowTheIndex: the page counts an index keeps are its
+// own: a re-index answers from the new pages, and an index keeps at most
+// maxPageCounts of them.
+func TestPageCountsFollowTheIndex(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	m := NewMemory(newMemSource(), MemoryConfig{CheckEvery: 1 << 62})
+	kettle := Term{Words: []string{"kettl"}, Prefix: true, Required: true}
+	for _, pages := range []int{2, 3, 1} {
+		var chunks []Chunk
+		for i := range 4 {
+			text := "a cup of tea"
+			if i < pages {
+				text = "boil the kettle"
+			}
+			chunks = append(chunks, textChunk(fmt.Sprintf("p%d", i), text))
+		}
+		if err := m.ReplacePages(ctx, "d", chunks, nil); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if n, err := m.CountPages(ctx, "d", kettle, Filter{}, 10); err != nil || n != pages {
+				t.Fatalf("CountPages = %d (%v) after indexing %d pages about kettles", n, err, pages)
+			}
+		}
+	}
+	for i := range maxPageCounts + 100 {
+		if _, err := m.CountPages(ctx, "d", Term{Words: []string{fmt.Sprintf("w%d", i)}}, Filter{}, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	di, err := m.index(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	di.pageCounts.Range(func(any, any) bool { held++; return true })
+	if held != maxPageCounts {
+		t.Errorf("the index keeps %d page counts, want the bound, %d", held, maxPageCounts)
 	}
 }
 
