@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -221,9 +222,10 @@ func excerpt(text string, words []string, max int) quote {
 	best, bestScore := 0, 0
 	// Lower-casing neither adds nor removes a line break: line i of the
 	// lower-case text is line i of text.
+	find := newWordFinder(words)
 	i := 0
 	for lower := range strings.SplitSeq(strings.ToLower(text), "\n") {
-		n := matches(lower, words)
+		n := find.count(lower)
 		if n > bestScore || n == bestScore && n > 0 && len(lines[i]) < len(lines[best]) {
 			best, bestScore = i, n
 		}
@@ -278,17 +280,56 @@ func queryWords(q string) []string {
 	return out
 }
 
-// matches counts the words that occur in lower, lower-case text. A line is
-// short: a search of each word in it is quicker than one search of each
-// word in the whole passage, which stops at every line the word is on.
-func matches(lower string, words []string) int {
-	n := 0
-	for _, w := range words {
-		if strings.Contains(lower, w) {
-			n++
+// wordFinder counts which of a question's words occur in a line, in one
+// pass over the line rather than one search per word: at each byte, only
+// the words starting with that byte are compared.
+type wordFinder struct {
+	words []string
+	// startsWith[b] has bit k set when words[k] starts with byte b.
+	startsWith [256]uint64
+	// always counts the empty words, which every line contains.
+	always int
+}
+
+// newWordFinder readies a finder of words; past 64 words, count falls
+// back to a search per word.
+func newWordFinder(words []string) *wordFinder {
+	f := &wordFinder{words: words}
+	if len(words) > 64 {
+		return f
+	}
+	for k, w := range words {
+		if w == "" {
+			f.always++
+			continue
+		}
+		f.startsWith[w[0]] |= 1 << k
+	}
+	return f
+}
+
+// count is the number of words (each as often as it is listed) that occur
+// in lower, lower-case text, as a strings.Contains of each would count them.
+func (f *wordFinder) count(lower string) int {
+	if len(f.words) > 64 {
+		n := 0
+		for _, w := range f.words {
+			if strings.Contains(lower, w) {
+				n++
+			}
+		}
+		return n
+	}
+	var found uint64
+	for i := 0; i < len(lower); i++ {
+		for m := f.startsWith[lower[i]] &^ found; m != 0; m &= m - 1 {
+			k := bits.TrailingZeros64(m)
+			if strings.HasPrefix(lower[i:], f.words[k]) {
+				found |= 1 << k
+			}
 		}
 	}
-	return n
+	return f.always + bits.OnesCount64(found)
 }
 
 var commonWords = map[string]bool{
