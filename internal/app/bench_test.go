@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/gcfloor"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/storetest"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -107,6 +109,10 @@ func benchJobCreateGet(b *testing.B, key string, extra map[string]string) {
 	cfg, err := loader.Load(func(k string) (string, bool) { v, ok := settings[k]; return v, ok })
 	if err != nil {
 		b.Fatal(err)
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		// As docsmith serve runs (see internal/cli).
+		b.Cleanup(gcfloor.Start(16 << 20))
 	}
 	m := &app.Main{Config: cfg, Log: slog.New(slog.DiscardHandler), Runner: benchRunner{}}
 	if err := m.Start(context.Background()); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/gcfloor"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -245,6 +246,9 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	if _, set := env.LookupEnv("GOGC"); !set {
+		defer gcfloor.Start(gcHeapFloor)()
+	}
 	m := &app.Main{Config: cfg, Log: cfg.Logger(env.Stderr), Out: env.Stdout}
 	if err := m.Start(ctx); err != nil {
 		return err
@@ -252,6 +256,10 @@ func serve(ctx context.Context, args []string, env Env) error {
 	<-ctx.Done()
 	return m.Shutdown(context.Background())
 }
+
+// gcHeapFloor is how far the server's heap may grow between two garbage
+// collections at least (see gcfloor); GOGC in the environment replaces it.
+const gcHeapFloor = 16 << 20
 
 func configShow(args []string, env Env) error {
 	fs := newFlagSet("config show", env)
