@@ -83,6 +83,8 @@ func Analyze(text string) string {
 func analyze(text string, emit func(start, end int, word bool)) {
 	i := 0
 	var at []int
+	var cutBuf [8]int
+	cuts := cutBuf[:0]
 	for i < len(text) {
 		r, size := decodeRune(text, i)
 		switch {
@@ -123,13 +125,15 @@ func analyze(text string, emit func(start, end int, word bool)) {
 			// camelParts splits a word only before an upper-case letter
 			// after its first rune.
 			if word := text[i:j]; upperAfterFirst(word) {
-				if parts := camelParts(word); len(parts) > 1 {
+				if cuts = camelCuts(word, cuts); len(cuts) > 0 {
 					p := i
-					for _, part := range parts {
+					for _, c := range cuts {
 						emit(-1, -1, false)
-						emit(p, p+len(part), true)
-						p += len(part)
+						emit(p, i+c, true)
+						p = i + c
 					}
+					emit(-1, -1, false)
+					emit(p, j, true)
 				}
 			}
 			i = j
@@ -231,6 +235,44 @@ func camelParts(w string) []string {
 		}
 	}
 	return parts
+}
+
+// camelCuts is camelParts without allocating: it returns, appended to
+// cuts[:0], the byte offsets in w where its parts after the first start,
+// none when camelParts would keep w whole. Like camelParts it reads an
+// invalid byte as one rune (U+FFFD).
+func camelCuts(w string, cuts []int) []int {
+	cuts = cuts[:0]
+	if w == "" {
+		return cuts
+	}
+	prev, size := decodeRune(w, 0)
+	start := 0
+	for k := size; k < len(w); k += size {
+		var cur rune
+		cur, size = decodeRune(w, k)
+		split := false
+		switch {
+		case unicode.IsLower(prev) && unicode.IsUpper(cur):
+			split = true
+		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && k+size < len(w):
+			next, _ := decodeRune(w, k+size)
+			split = unicode.IsLower(next)
+		}
+		if split {
+			// "JUnit", "iPhone": a one-letter part is a prefix, not a word.
+			if utf8.RuneCountInString(w[start:k]) < 2 {
+				return cuts[:0]
+			}
+			cuts = append(cuts, k)
+			start = k
+		}
+		prev = cur
+	}
+	if len(cuts) > 0 && utf8.RuneCountInString(w[start:]) < 2 {
+		return cuts[:0]
+	}
+	return cuts
 }
 
 // Tokens counts the words of the fields, as the engines' tokenizers split

@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestAnalyze(t *testing.T) {
@@ -115,4 +116,35 @@ func TestFieldsTokens(t *testing.T) {
 			t.Errorf("%+v: Tokens() = %d, want %d", c.f, got, c.want)
 		}
 	}
+}
+
+// camelCuts cuts a word where camelParts splits it.
+func FuzzCamelCuts(f *testing.F) {
+	for _, s := range []string{"randomUUID", "getUserById", "XMLHttpRequest", "lowercase", "JUnit", "iPhone",
+		"HTTPServer", "getID2", "ÉtéÀBientôt", "aB", "ABc", "xÅngström\xffAb", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		var got []string
+		p := 0
+		for _, c := range camelCuts(w, nil) {
+			got = append(got, w[p:c])
+			p = c
+		}
+		got = append(got, w[p:])
+		want := camelParts(w)
+		if !utf8.ValidString(w) {
+			// camelParts spells an invalid byte U+FFFD in a part it cuts;
+			// compare runes.
+			for i := range got {
+				got[i] = string([]rune(got[i]))
+			}
+			for i := range want {
+				want[i] = string([]rune(want[i]))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("camelCuts(%q) gives %q, camelParts %q", w, got, want)
+		}
+	})
 }

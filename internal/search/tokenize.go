@@ -73,13 +73,18 @@ func analyzedTokens(text string, fn func(raw string)) {
 		return
 	}
 	camel := hasCamel(text)
+	var cutBuf [8]int
+	cuts := cutBuf[:0]
 	rawTokens(text, func(w string) {
 		fn(w)
 		if camel && hasInnerUpper(w) {
-			if parts := camelParts(w); len(parts) > 1 {
-				for _, p := range parts {
-					fn(p)
+			if cuts = camelCuts(w, cuts); len(cuts) > 0 {
+				p := 0
+				for _, c := range cuts {
+					fn(w[p:c])
+					p = c
 				}
+				fn(w[p:])
 			}
 		}
 	})
