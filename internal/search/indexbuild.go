@@ -3,7 +3,6 @@ package search
 import (
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -152,7 +151,9 @@ func (tz *tokenizer) id(raw string) int32 {
 		tz.byStem[st] = n
 		tz.stems = append(tz.stems, st)
 	}
-	tz.ids[strings.Clone(raw)] = n
+	// No copy of raw: it is part of a field's text, which the key keeps
+	// alive no longer than the tokenizer.
+	tz.ids[raw] = n
 	return n
 }
 
