@@ -2,7 +2,7 @@ package search
 
 import (
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 )
 
@@ -119,7 +119,17 @@ func buildDomainIndex(chunks []Chunk, version int64) *domainIndex {
 // tokenize analyses a batch's fields into token numbers.
 func (tz *tokenizer) tokenize(tb *tokenBatch) {
 	tb.tz = tz
-	tb.stream = make([]int32, 0, 64*len(tb.chunks))
+	// A docs site's text has about a token for every six bytes; room for
+	// one in five mostly saves growing the stream.
+	size := 0
+	for i := range tb.chunks {
+		c := &tb.chunks[i]
+		size += len(c.PageTitle) + len(c.Keywords) + len(c.Text)
+		for _, h := range c.Breadcrumb {
+			size += len(h) + 1
+		}
+	}
+	tb.stream = make([]int32, 0, size/5)
 	tb.fieldLen = make([]uint32, 0, numFields*len(tb.chunks))
 	for i := range tb.chunks {
 		f := rawFields(tb.chunks[i])
@@ -167,15 +177,22 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 		n += len(tb.chunks)
 	}
 	di := &domainIndex{version: version, chunks: make([]Chunk, 0, n), length: make([]float32, n), boost: make([]float32, n),
-		page: make([]int32, n), pages: map[string]int32{}, terms: map[string]*postings{}, maxBoost: 1}
+		page: make([]int32, n), pages: map[string]int32{}, maxBoost: 1}
 	for _, tb := range b.batches {
 		di.chunks = append(di.chunks, tb.chunks...)
 	}
-	// The domain's numbering of stems, and each goroutine's into it.
-	var stems []string
-	byStem := map[string]int32{}
+	// The domain's numbering of stems, and each goroutine's into it: the
+	// first goroutine's numbering, which it starts, with the others' stems
+	// it lacks added in turn.
+	first := b.tzs[0]
+	stems, byStem := first.stems, first.byStem
 	remap := map[*tokenizer][]int32{}
-	for _, tz := range b.tzs {
+	r := make([]int32, len(stems))
+	for i := range r {
+		r[i] = int32(i)
+	}
+	remap[first] = r
+	for _, tz := range b.tzs[1:] {
 		r := make([]int32, len(tz.stems))
 		for i, st := range tz.stems {
 			g, ok := byStem[st]
@@ -239,6 +256,7 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 	allOff := make([]uint32, int(sumDocs)+len(stems))
 	allPos := make([]uint32, sumPos)
 	lists := make([]postings, len(stems))
+	di.terms = make(map[string]*postings, len(stems))
 	var docAt, posAt uint32
 	var size int64
 	for t, st := range stems {
@@ -293,7 +311,7 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 	}
 	// The stems are not needed in their numbering any more.
 	di.sorted = stems
-	sort.Strings(di.sorted)
+	slices.Sort(di.sorted)
 	di.prepare()
 	// What prepare adds: a norm and a seq a chunk, a postings pointer a
 	// token.
