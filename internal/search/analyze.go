@@ -86,7 +86,10 @@ func analyze(text string, emit func(start, end int, word bool)) {
 	var cutBuf [8]int
 	cuts := cutBuf[:0]
 	for i < len(text) {
-		r, size := decodeRune(text, i)
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		switch {
 		case isCJK(r):
 			// The run's rune offsets: bigram k is text[at[k]:at[k+2]].
@@ -112,20 +115,29 @@ func analyze(text string, emit func(start, end int, word bool)) {
 			}
 			emit(-1, -1, false)
 			i = j
-		case isWordRune(r):
-			j := i
+		case r < utf8.RuneSelf && isAlnumASCII(byte(r)) || r >= utf8.RuneSelf && isWordRune(r):
+			// upper: an upper-case letter after the word's first rune,
+			// where alone camelParts splits it (see upperAfterFirst).
+			j, upper := i+size, false
 			for j < len(text) {
-				r2, s2 := decodeRune(text, j)
+				if c := text[j]; c < utf8.RuneSelf {
+					if !isAlnumASCII(c) {
+						break
+					}
+					upper = upper || c >= 'A' && c <= 'Z'
+					j++
+					continue
+				}
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
 				if !isWordRune(r2) || isCJK(r2) {
 					break
 				}
+				upper = upper || unicode.IsUpper(r2)
 				j += s2
 			}
 			emit(i, j, true)
-			// camelParts splits a word only before an upper-case letter
-			// after its first rune.
-			if word := text[i:j]; upperAfterFirst(word) {
-				if cuts = camelCuts(word, cuts); len(cuts) > 0 {
+			if upper {
+				if cuts = camelCuts(text[i:j], cuts); len(cuts) > 0 {
 					p := i
 					for _, c := range cuts {
 						emit(-1, -1, false)
@@ -138,10 +150,33 @@ func analyze(text string, emit func(start, end int, word bool)) {
 			}
 			i = j
 		default:
-			emit(i, i+size, false)
-			i += size
+			// A run of other runes is one piece: Analyze writes them as
+			// they are, one after the other.
+			j := i + size
+			for j < len(text) {
+				if c := text[j]; c < utf8.RuneSelf {
+					if isAlnumASCII(c) {
+						break
+					}
+					j++
+					continue
+				}
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				if isWordRune(r2) || isCJK(r2) {
+					break
+				}
+				j += s2
+			}
+			emit(i, j, false)
+			i = j
 		}
 	}
+}
+
+// isAlnumASCII reports whether c is an ASCII letter or digit: the word
+// runes, and the token runes, of ASCII.
+func isAlnumASCII(c byte) bool {
+	return c-'a' < 26 || c-'A' < 26 || c-'0' < 10
 }
 
 // bigrams returns a CJK run's bigrams (or its single character).
@@ -167,9 +202,15 @@ func decodeRune(text string, i int) (rune, int) {
 // isCJK reports whether r is written without spaces between words: Han,
 // Hiragana, Katakana and Hangul.
 func isCJK(r rune) bool {
-	if r < 0x1100 {
+	// Below U+1100, from U+1200 to U+2E7F (punctuation, symbols, arrows)
+	// and from U+1F201 to U+1FFFF (emoji) none of the scripts has a rune.
+	if r < 0x1100 || r >= 0x1200 && r < 0x2e80 || r > 0x1f200 && r < 0x20000 {
 		return false
 	}
+	return isCJKScript(r)
+}
+
+func isCJKScript(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -147,4 +148,14 @@ func FuzzCamelCuts(f *testing.F) {
 			t.Fatalf("camelCuts(%q) gives %q, camelParts %q", w, got, want)
 		}
 	})
+}
+
+// isCJK's shortcuts leave out no rune of the scripts.
+func TestIsCJKEveryRune(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if isCJK(r) != isCJKScript(r) {
+			t.Fatalf("isCJK(%U) = %v", r, isCJK(r))
+		}
+	}
 }

@@ -57,7 +57,13 @@ func analyzedTokens(text string, fn func(raw string)) {
 				return
 			}
 			for i := from; i < to; {
-				r, size := decodeRune(text[:to], i)
+				if text[i] < utf8.RuneSelf {
+					// Not a word rune, so not a token rune either.
+					flush()
+					i++
+					continue
+				}
+				r, size := utf8.DecodeRuneInString(text[i:to])
 				if isTokenRune(r) {
 					if start < 0 {
 						start = i
@@ -108,17 +114,24 @@ func rawTokens(text string, fn func(raw string)) {
 		r, size := rune(text[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(text[i:])
-		}
-		if !isTokenRune(r) {
-			i += size
+			if !isTokenRune(r) {
+				i += size
+				continue
+			}
+		} else if !isAlnumASCII(byte(r)) {
+			i++
 			continue
 		}
 		j := i + size
 		for j < len(text) {
-			r2, s2 := rune(text[j]), 1
-			if r2 >= utf8.RuneSelf {
-				r2, s2 = utf8.DecodeRuneInString(text[j:])
+			if c := text[j]; c < utf8.RuneSelf {
+				if !isAlnumASCII(c) {
+					break
+				}
+				j++
+				continue
 			}
+			r2, s2 := utf8.DecodeRuneInString(text[j:])
 			if !isTokenRune(r2) {
 				break
 			}
