@@ -211,6 +211,9 @@ func isCJK(r rune) bool {
 }
 
 func isCJKScript(r rune) bool {
+	if r >= 0x4e00 && r <= 0x9fff {
+		return true // CJK Unified Ideographs, most of Chinese and Japanese text
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }

@@ -150,12 +150,21 @@ func FuzzCamelCuts(f *testing.F) {
 	})
 }
 
-// isCJK's shortcuts leave out no rune of the scripts.
-func TestIsCJKEveryRune(t *testing.T) {
+// isCJK's and isTokenRune's shortcuts agree with the Unicode tables on
+// every rune.
+func TestRuneClassesEveryRune(t *testing.T) {
 	t.Parallel()
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if isCJK(r) != isCJKScript(r) {
+		cjk := r >= 0x1100 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+			unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
+		if isCJK(r) != cjk {
 			t.Fatalf("isCJK(%U) = %v", r, isCJK(r))
+		}
+		tok := r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') ||
+			r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) ||
+				unicode.Is(unicode.Co, r) || r >= 0x300 && unicode.Is(unicode.Mn, r))
+		if isTokenRune(r) != tok {
+			t.Fatalf("isTokenRune(%U) = %v", r, isTokenRune(r))
 		}
 	}
 }

@@ -208,6 +208,9 @@ func isTokenRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 	}
+	if r >= 0x4e00 && r <= 0x9fff || r >= 0xac00 && r <= 0xd7a3 {
+		return true // CJK Unified Ideographs and Hangul syllables: letters all
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) ||
 		(r >= 0x300 && unicode.Is(unicode.Mn, r))
 }
