@@ -609,7 +609,9 @@ type scored struct {
 	score float64
 }
 
-// candHeap is a min-heap of the best candidates so far.
+// candHeap holds the best candidates so far. Until it holds n of them they
+// are only appended; from then on it is a min-heap, its root the worst of
+// them (which worse orders totally: no two candidates share a chunk).
 type candHeap struct{ s []scored }
 
 func (h *candHeap) Len() int { return len(h.s) }
@@ -622,25 +624,27 @@ func worse(a, b scored) bool {
 	return a.doc > b.doc
 }
 
-// offer keeps c if it is among the best n.
+// offer keeps c if it is among the best n. Many queries match fewer than n
+// chunks: the heap is built only once there are n, at once.
 func (h *candHeap) offer(n int, c scored) {
 	if len(h.s) < n {
 		h.s = append(h.s, c)
-		for i := len(h.s) - 1; i > 0; {
-			p := (i - 1) / 2
-			if !worse(h.s[i], h.s[p]) {
-				break
+		if len(h.s) == n {
+			for i := n/2 - 1; i >= 0; i-- {
+				h.siftDown(i)
 			}
-			h.s[i], h.s[p] = h.s[p], h.s[i]
-			i = p
 		}
 		return
 	}
 	if !worse(h.s[0], c) {
 		return
 	}
-	h.s[0] = c
-	for i := 0; ; {
+	h.replaceRoot(c)
+}
+
+// siftDown moves h.s[i] down until neither child is worse.
+func (h *candHeap) siftDown(i int) {
+	for {
 		l, r, m := 2*i+1, 2*i+2, i
 		if l < len(h.s) && worse(h.s[l], h.s[m]) {
 			m = l
@@ -654,6 +658,35 @@ func (h *candHeap) offer(n int, c scored) {
 		h.s[i], h.s[m] = h.s[m], h.s[i]
 		i = m
 	}
+}
+
+// replaceRoot puts c in the root's place. A candidate good enough to enter
+// mostly belongs near the leaves, so the hole the root leaves is moved down
+// to a leaf along the worse children (one comparison a level), and c then
+// up from there to its place.
+func (h *candHeap) replaceRoot(c scored) {
+	s := h.s
+	i := 0
+	for {
+		child := 2*i + 1
+		if child >= len(s) {
+			break
+		}
+		if r := child + 1; r < len(s) && worse(s[r], s[child]) {
+			child = r
+		}
+		s[i] = s[child]
+		i = child
+	}
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !worse(c, s[parent]) {
+			break
+		}
+		s[i] = s[parent]
+		i = parent
+	}
+	s[i] = c
 }
 
 // chunkFilter is a Filter as applied to the chunks of an index.
