@@ -299,10 +299,32 @@ func SingleWordTerms(ts []Term) int {
 // question matches more words but seldom all of them; scale brings an
 // engine's raw figures to the same range; then x/(x+1) saturates.
 func NormalizeScore(raw, scale float64, words, total int) float64 {
+	return newScoreNormalizer(scale, words, total).normalize(raw)
+}
+
+// scoreNormalizer is NormalizeScore for the hits of one query: the
+// logarithm and the square root, which are the query's, are computed once.
+type scoreNormalizer struct {
+	scale     float64
+	logTotal  float64
+	sqrtWords float64
+}
+
+func newScoreNormalizer(scale float64, words, total int) scoreNormalizer {
+	return scoreNormalizer{
+		scale:     scale,
+		logTotal:  math.Log(float64(max(total, 2)) + 1),
+		sqrtWords: math.Sqrt(float64(max(words, 1))),
+	}
+}
+
+// normalize is NormalizeScore(raw, ...), the operations in the same order,
+// so that the scores are the same to the bit.
+func (n scoreNormalizer) normalize(raw float64) float64 {
 	if raw <= 0 || math.IsNaN(raw) {
 		return 0
 	}
-	x := scale * raw / math.Log(float64(max(total, 2))+1) / math.Sqrt(float64(max(words, 1)))
+	x := n.scale * raw / n.logTotal / n.sqrtWords
 	return x / (x + 1)
 }
 
@@ -312,9 +334,10 @@ func NormalizeScore(raw, scale float64, words, total int) float64 {
 // rewritten in between) is left out.
 func RankedHits(ranked []Candidate, chunks map[int64]Chunk, scale float64, words, total int) []Hit {
 	hits := make([]Hit, 0, len(ranked))
+	norm := newScoreNormalizer(scale, words, total)
 	for _, c := range ranked {
 		if chunk, ok := chunks[c.Key]; ok {
-			hits = append(hits, Hit{Chunk: chunk, Score: NormalizeScore(c.Score, scale, words, total)})
+			hits = append(hits, Hit{Chunk: chunk, Score: norm.normalize(c.Score)})
 		}
 	}
 	return hits
