@@ -261,22 +261,34 @@ func heapify(rows []rankRow, order rankOrder) {
 }
 
 // siftDown moves heap[i] down until no child of it comes after it in
-// order.
+// order. The row moved mostly belongs near the leaves (in a heap sort it is
+// a leaf taken to the root): the hole it leaves is moved down to a leaf
+// along the children that come later (one comparison a level), and the row
+// then up from there to its place, which is where comparing it with both
+// children on the way down would have stopped.
 func siftDown(heap []rankRow, i int, order rankOrder) {
+	moving := heap[i]
+	top := i
 	for {
-		last, l, r := i, 2*i+1, 2*i+2
-		if l < len(heap) && order.compare(&heap[l], &heap[last]) > 0 {
-			last = l
+		child := 2*i + 1
+		if child >= len(heap) {
+			break
 		}
-		if r < len(heap) && order.compare(&heap[r], &heap[last]) > 0 {
-			last = r
+		if r := child + 1; r < len(heap) && order.compare(&heap[r], &heap[child]) > 0 {
+			child = r
 		}
-		if last == i {
-			return
-		}
-		heap[i], heap[last] = heap[last], heap[i]
-		i = last
+		heap[i] = heap[child]
+		i = child
 	}
+	for i > top {
+		parent := (i - 1) / 2
+		if order.compare(&moving, &heap[parent]) <= 0 {
+			break
+		}
+		heap[i] = heap[parent]
+		i = parent
+	}
+	heap[i] = moving
 }
 
 // SingleWordTerms counts the one-word terms of a query: phrases add to a
