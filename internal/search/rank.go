@@ -169,12 +169,12 @@ func groupByPage(rows []rankRow, pages, best int, s *queryScratch) []rankRow {
 		next[r.page]++
 	}
 	s.pageNext, s.grouped = next, grouped
-	for start := 0; start < len(grouped); {
-		end := start + 1
-		for end < len(grouped) && grouped[end].page == grouped[start].page {
-			end++
+	// next[p] is now where page p's rows end.
+	start := int32(0)
+	for _, end := range next[:pages] {
+		if end-start > 1 {
+			sortBest(grouped[start:end], best)
 		}
-		sortBest(grouped[start:end], best)
 		start = end
 	}
 	return grouped
