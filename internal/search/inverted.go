@@ -271,17 +271,31 @@ func (di *domainIndex) phrase(lists [][]*postings, s *queryScratch) match {
 	// the others.
 	first := s.union(lists[0], len(di.chunks))
 	docsStart, wtfStart := len(s.matchDocs), len(s.matchWTF)
+	// cursors holds each postings list's place, the lists of lists[0]
+	// first, then those of lists[1], and so on: the chunks are met in
+	// order, so each list is only walked forward.
+	numLists := 0
+	for _, l := range lists {
+		numLists += len(l)
+	}
+	cursors := slices.Grow(s.cursors[:0], numLists)[:numLists]
+	clear(cursors)
+	s.cursors = cursors
 	// starts are the positions where the phrase so far ends.
 	starts, next := s.starts[:0], s.nextStarts[:0]
 	for _, d := range first.docs {
 		starts = starts[:0]
+		c := 0
 		for _, pl := range lists[0] {
-			starts = append(starts, positionsIn(pl, d)...)
+			starts = append(starts, positionsAt(pl, &cursors[c], d)...)
+			c++
 		}
 		for k := 1; k < len(lists) && len(starts) > 0; k++ {
 			next = next[:0]
 			for _, pl := range lists[k] {
-				for _, p := range positionsIn(pl, d) {
+				ps := positionsAt(pl, &cursors[c], d)
+				c++
+				for _, p := range ps {
 					if p&posMask > 0 && containsPos(starts, p-1) {
 						next = append(next, p)
 					}
@@ -367,13 +381,35 @@ outer:
 	return s.matchesFrom(docsStart, wtfStart)
 }
 
-// positionsIn returns a postings list's positions in chunk d, if any.
-func positionsIn(pl *postings, d int32) []uint32 {
-	i, ok := slices.BinarySearch(pl.docs, d)
-	if !ok {
+// positionsAt returns a postings list's positions in chunk d, if any,
+// seeking d from the list's place at, which it leaves at d or the first
+// chunk after it.
+func positionsAt(pl *postings, at *int, d int32) []uint32 {
+	i := seek(pl.docs, *at, d)
+	*at = i
+	if i == len(pl.docs) || pl.docs[i] != d {
 		return nil
 	}
 	return pl.pos[pl.off[i]:pl.off[i+1]]
+}
+
+// seek returns the first place from from on in docs whose chunk is d or
+// after it (len(docs) if none), as a binary search of docs[from:] would.
+// The chunk sought is mostly near: seek gallops from there, then searches
+// the last stride.
+func seek(docs []int32, from int, d int32) int {
+	if from >= len(docs) || docs[from] >= d {
+		return from
+	}
+	// docs[below] < d all along.
+	below, stride := from, 1
+	for below+stride < len(docs) && docs[below+stride] < d {
+		below += stride
+		stride *= 2
+	}
+	end := min(below+stride, len(docs))
+	i, _ := slices.BinarySearch(docs[below+1:end], d)
+	return below + 1 + i
 }
 
 func containsPos(ps []uint32, p uint32) bool {
@@ -576,8 +612,7 @@ func (di *domainIndex) maxScore(ms []match, n int, keep chunkFilter, pb pageBoos
 			}
 			m := &ms[i]
 			// Skip ahead (the lists are sorted by chunk).
-			skip, _ := slices.BinarySearch(m.docs[at[i]:], d)
-			j := at[i] + skip
+			j := seek(m.docs, at[i], d)
 			at[i] = j
 			if j < len(m.docs) && m.docs[j] == d {
 				raw += m.idf * di.tf(m.wtf[j], d)

@@ -52,3 +52,23 @@ func bestOf(cands []scored, n int) []scored {
 	})
 	return sorted[:min(n, len(sorted))]
 }
+
+// TestSeek checks seek against a binary search of the rest of the list.
+func TestSeek(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for round := 0; round < 500; round++ {
+		var docs []int32
+		d := int32(0)
+		for range rng.IntN(100) {
+			d += 1 + int32(rng.IntN(5))
+			docs = append(docs, d)
+		}
+		from := rng.IntN(len(docs) + 1)
+		target := int32(rng.IntN(int(d) + 3))
+		skip, _ := slices.BinarySearch(docs[from:], target)
+		if got := seek(docs, from, target); got != from+skip {
+			t.Fatalf("seek(%v, %d, %d) = %d, want %d", docs, from, target, got, from+skip)
+		}
+	}
+}
