@@ -327,30 +327,38 @@ func (s *queryScratch) matchesFrom(docsStart, wtfStart int) match {
 }
 
 // exactPhrase is phrase for tokens that each have one postings list: the
-// lists are intersected by walking them together, and each common chunk's
-// positions are merged in order.
+// lists are intersected by walking the shortest and seeking each of its
+// chunks in the others, and each common chunk's positions are merged in
+// order.
 func (s *queryScratch) exactPhrase(pls []*postings) match {
 	cur := slices.Grow(s.cursors[:0], len(pls))[:len(pls)]
 	clear(cur)
 	s.cursors = cur
+	lead := 0
+	for k, pl := range pls {
+		if len(pl.docs) < len(pls[lead].docs) {
+			lead = k
+		}
+	}
 	docsStart, wtfStart := len(s.matchDocs), len(s.matchWTF)
 	starts, next := s.starts[:0], s.nextStarts[:0]
 outer:
-	for i0, d := range pls[0].docs {
-		for k := 1; k < len(pls); k++ {
-			docs := pls[k].docs
-			j := cur[k]
-			for j < len(docs) && docs[j] < d {
-				j++
+	for i, d := range pls[lead].docs {
+		for k, pl := range pls {
+			if k == lead {
+				cur[k] = i
+				continue
 			}
+			j := seek(pl.docs, cur[k], d)
 			cur[k] = j
-			if j == len(docs) {
+			if j == len(pl.docs) {
 				break outer
 			}
-			if docs[j] != d {
+			if pl.docs[j] != d {
 				continue outer
 			}
 		}
+		i0 := cur[0]
 		starts = append(starts[:0], pls[0].pos[pls[0].off[i0]:pls[0].off[i0+1]]...)
 		for k := 1; k < len(pls) && len(starts) > 0; k++ {
 			j := cur[k]
