@@ -271,17 +271,31 @@ func (di *domainIndex) phrase(lists [][]*postings, s *queryScratch) match {
 	// the others.
 	first := s.union(lists[0], len(di.chunks))
 	docsStart, wtfStart := len(s.matchDocs), len(s.matchWTF)
+	// cursors holds each postings list's place, the lists of lists[0]
+	// first, then those of lists[1], and so on: the chunks are met in
+	// order, so each list is only walked forward.
+	numLists := 0
+	for _, l := range lists {
+		numLists += len(l)
+	}
+	cursors := slices.Grow(s.cursors[:0], numLists)[:numLists]
+	clear(cursors)
+	s.cursors = cursors
 	// starts are the positions where the phrase so far ends.
 	starts, next := s.starts[:0], s.nextStarts[:0]
 	for _, d := range first.docs {
 		starts = starts[:0]
+		c := 0
 		for _, pl := range lists[0] {
-			starts = append(starts, positionsIn(pl, d)...)
+			starts = append(starts, positionsAt(pl, &cursors[c], d)...)
+			c++
 		}
 		for k := 1; k < len(lists) && len(starts) > 0; k++ {
 			next = next[:0]
 			for _, pl := range lists[k] {
-				for _, p := range positionsIn(pl, d) {
+				ps := positionsAt(pl, &cursors[c], d)
+				c++
+				for _, p := range ps {
 					if p&posMask > 0 && containsPos(starts, p-1) {
 						next = append(next, p)
 					}
@@ -313,30 +327,38 @@ func (s *queryScratch) matchesFrom(docsStart, wtfStart int) match {
 }
 
 // exactPhrase is phrase for tokens that each have one postings list: the
-// lists are intersected by walking them together, and each common chunk's
-// positions are merged in order.
+// lists are intersected by walking the shortest and seeking each of its
+// chunks in the others, and each common chunk's positions are merged in
+// order.
 func (s *queryScratch) exactPhrase(pls []*postings) match {
 	cur := slices.Grow(s.cursors[:0], len(pls))[:len(pls)]
 	clear(cur)
 	s.cursors = cur
+	lead := 0
+	for k, pl := range pls {
+		if len(pl.docs) < len(pls[lead].docs) {
+			lead = k
+		}
+	}
 	docsStart, wtfStart := len(s.matchDocs), len(s.matchWTF)
 	starts, next := s.starts[:0], s.nextStarts[:0]
 outer:
-	for i0, d := range pls[0].docs {
-		for k := 1; k < len(pls); k++ {
-			docs := pls[k].docs
-			j := cur[k]
-			for j < len(docs) && docs[j] < d {
-				j++
+	for i, d := range pls[lead].docs {
+		for k, pl := range pls {
+			if k == lead {
+				cur[k] = i
+				continue
 			}
+			j := seek(pl.docs, cur[k], d)
 			cur[k] = j
-			if j == len(docs) {
+			if j == len(pl.docs) {
 				break outer
 			}
-			if docs[j] != d {
+			if pl.docs[j] != d {
 				continue outer
 			}
 		}
+		i0 := cur[0]
 		starts = append(starts[:0], pls[0].pos[pls[0].off[i0]:pls[0].off[i0+1]]...)
 		for k := 1; k < len(pls) && len(starts) > 0; k++ {
 			j := cur[k]
@@ -367,13 +389,35 @@ outer:
 	return s.matchesFrom(docsStart, wtfStart)
 }
 
-// positionsIn returns a postings list's positions in chunk d, if any.
-func positionsIn(pl *postings, d int32) []uint32 {
-	i, ok := slices.BinarySearch(pl.docs, d)
-	if !ok {
+// positionsAt returns a postings list's positions in chunk d, if any,
+// seeking d from the list's place at, which it leaves at d or the first
+// chunk after it.
+func positionsAt(pl *postings, at *int, d int32) []uint32 {
+	i := seek(pl.docs, *at, d)
+	*at = i
+	if i == len(pl.docs) || pl.docs[i] != d {
 		return nil
 	}
 	return pl.pos[pl.off[i]:pl.off[i+1]]
+}
+
+// seek returns the first place from from on in docs whose chunk is d or
+// after it (len(docs) if none), as a binary search of docs[from:] would.
+// The chunk sought is mostly near: seek gallops from there, then searches
+// the last stride.
+func seek(docs []int32, from int, d int32) int {
+	if from >= len(docs) || docs[from] >= d {
+		return from
+	}
+	// docs[below] < d all along.
+	below, stride := from, 1
+	for below+stride < len(docs) && docs[below+stride] < d {
+		below += stride
+		stride *= 2
+	}
+	end := min(below+stride, len(docs))
+	i, _ := slices.BinarySearch(docs[below+1:end], d)
+	return below + 1 + i
 }
 
 func containsPos(ps []uint32, p uint32) bool {
@@ -576,8 +620,7 @@ func (di *domainIndex) maxScore(ms []match, n int, keep chunkFilter, pb pageBoos
 			}
 			m := &ms[i]
 			// Skip ahead (the lists are sorted by chunk).
-			skip, _ := slices.BinarySearch(m.docs[at[i]:], d)
-			j := at[i] + skip
+			j := seek(m.docs, at[i], d)
 			at[i] = j
 			if j < len(m.docs) && m.docs[j] == d {
 				raw += m.idf * di.tf(m.wtf[j], d)
@@ -609,7 +652,9 @@ type scored struct {
 	score float64
 }
 
-// candHeap is a min-heap of the best candidates so far.
+// candHeap holds the best candidates so far. Until it holds n of them they
+// are only appended; from then on it is a min-heap, its root the worst of
+// them (which worse orders totally: no two candidates share a chunk).
 type candHeap struct{ s []scored }
 
 func (h *candHeap) Len() int { return len(h.s) }
@@ -622,25 +667,27 @@ func worse(a, b scored) bool {
 	return a.doc > b.doc
 }
 
-// offer keeps c if it is among the best n.
+// offer keeps c if it is among the best n. Many queries match fewer than n
+// chunks: the heap is built only once there are n, at once.
 func (h *candHeap) offer(n int, c scored) {
 	if len(h.s) < n {
 		h.s = append(h.s, c)
-		for i := len(h.s) - 1; i > 0; {
-			p := (i - 1) / 2
-			if !worse(h.s[i], h.s[p]) {
-				break
+		if len(h.s) == n {
+			for i := n/2 - 1; i >= 0; i-- {
+				h.siftDown(i)
 			}
-			h.s[i], h.s[p] = h.s[p], h.s[i]
-			i = p
 		}
 		return
 	}
 	if !worse(h.s[0], c) {
 		return
 	}
-	h.s[0] = c
-	for i := 0; ; {
+	h.replaceRoot(c)
+}
+
+// siftDown moves h.s[i] down until neither child is worse.
+func (h *candHeap) siftDown(i int) {
+	for {
 		l, r, m := 2*i+1, 2*i+2, i
 		if l < len(h.s) && worse(h.s[l], h.s[m]) {
 			m = l
@@ -654,6 +701,35 @@ func (h *candHeap) offer(n int, c scored) {
 		h.s[i], h.s[m] = h.s[m], h.s[i]
 		i = m
 	}
+}
+
+// replaceRoot puts c in the root's place. A candidate good enough to enter
+// mostly belongs near the leaves, so the hole the root leaves is moved down
+// to a leaf along the worse children (one comparison a level), and c then
+// up from there to its place.
+func (h *candHeap) replaceRoot(c scored) {
+	s := h.s
+	i := 0
+	for {
+		child := 2*i + 1
+		if child >= len(s) {
+			break
+		}
+		if r := child + 1; r < len(s) && worse(s[r], s[child]) {
+			child = r
+		}
+		s[i] = s[child]
+		i = child
+	}
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !worse(c, s[parent]) {
+			break
+		}
+		s[i] = s[parent]
+		i = parent
+	}
+	s[i] = c
 }
 
 // chunkFilter is a Filter as applied to the chunks of an index.

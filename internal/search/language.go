@@ -127,7 +127,7 @@ func DetectLanguage(text string) string {
 		return "zh"
 	}
 	counts := map[string]int{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !isWordRune(r) }) {
+	for w := range strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool { return !isWordRune(r) }) {
 		for _, l := range latinLanguages() {
 			if stopWord(l, w) {
 				counts[l]++

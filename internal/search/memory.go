@@ -455,10 +455,11 @@ func (di *domainIndex) hits(q Query) []Hit {
 	}
 	s.rows = rows
 	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, di.pagePath, s)
-	words := SingleWordTerms(q.Terms)
+	norm := newScoreNormalizer(1, SingleWordTerms(q.Terms), len(di.chunks))
 	out := make([]Hit, len(ranked))
 	for i, r := range ranked {
-		out[i] = Hit{Chunk: di.chunks[r.item], Score: NormalizeScore(r.score, 1, words, len(di.chunks))}
+		out[i].Chunk = di.chunks[r.item]
+		out[i].Score = norm.normalize(r.score)
 	}
 	return out
 }

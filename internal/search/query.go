@@ -71,9 +71,8 @@ type queryParser struct {
 	// words holds the words of the terms: each term's Words is a slice of
 	// it, so that a term costs no allocation of its own.
 	words []string
-	// segs and run are the segments of the word being parsed, and those of
-	// the compound being read.
-	segs, run []segment
+	// segs are the segments of the word being parsed.
+	segs []segment
 	// prev is the last word kept, while no stop word or punctuation has
 	// come after it: two such neighbours are also searched as a phrase.
 	prev string
@@ -119,12 +118,14 @@ func (p *queryParser) word(raw string, typing bool) {
 	p.segs = appendSegments(p.segs[:0], raw)
 	segs := p.segs
 	// A compound is a run of word segments joined by punctuation other
-	// than an apostrophe, with no CJK inside.
-	p.run = p.run[:0]
-	for _, s := range segs {
+	// than an apostrophe, with no CJK inside: segs[runStart:i] is the one
+	// being read.
+	runStart := 0
+	for i, s := range segs {
 		switch {
 		case s.cjk:
-			p.compound(false, typing)
+			p.compound(segs[runStart:i], false, typing)
+			runStart = i + 1
 			p.prev = ""
 			for _, bg := range bigrams([]rune(s.text)) {
 				p.add([]string{bg}, false, false)
@@ -132,23 +133,19 @@ func (p *queryParser) word(raw string, typing bool) {
 		case s.apostrophe:
 			// "can't", "l'API": the apostrophe separates words, it does
 			// not join a compound.
-			p.compound(false, typing)
-			p.run = append(p.run, s)
-		default:
-			p.run = append(p.run, s)
+			p.compound(segs[runStart:i], false, typing)
+			runStart = i
 		}
 	}
-	p.compound(true, typing)
+	p.compound(segs[runStart:], true, typing)
 	if r, _ := utf8.DecodeLastRuneInString(raw); !isWordRune(r) || len(segs) == 0 || segs[len(segs)-1].cjk {
 		p.prev = ""
 	}
 }
 
-// compound adds the terms of the compound read so far (p.run), the last of
-// the word when last is true, and empties it.
-func (p *queryParser) compound(last, typing bool) {
-	run := p.run
-	p.run = p.run[:0]
+// compound adds the terms of the compound run, the last of the word when
+// last is true.
+func (p *queryParser) compound(run []segment, last, typing bool) {
 	if len(run) == 0 {
 		return
 	}

@@ -169,12 +169,12 @@ func groupByPage(rows []rankRow, pages, best int, s *queryScratch) []rankRow {
 		next[r.page]++
 	}
 	s.pageNext, s.grouped = next, grouped
-	for start := 0; start < len(grouped); {
-		end := start + 1
-		for end < len(grouped) && grouped[end].page == grouped[start].page {
-			end++
+	// next[p] is now where page p's rows end.
+	start := int32(0)
+	for _, end := range next[:pages] {
+		if end-start > 1 {
+			sortBest(grouped[start:end], best)
 		}
-		sortBest(grouped[start:end], best)
 		start = end
 	}
 	return grouped
@@ -261,22 +261,34 @@ func heapify(rows []rankRow, order rankOrder) {
 }
 
 // siftDown moves heap[i] down until no child of it comes after it in
-// order.
+// order. The row moved mostly belongs near the leaves (in a heap sort it is
+// a leaf taken to the root): the hole it leaves is moved down to a leaf
+// along the children that come later (one comparison a level), and the row
+// then up from there to its place, which is where comparing it with both
+// children on the way down would have stopped.
 func siftDown(heap []rankRow, i int, order rankOrder) {
+	moving := heap[i]
+	top := i
 	for {
-		last, l, r := i, 2*i+1, 2*i+2
-		if l < len(heap) && order.compare(&heap[l], &heap[last]) > 0 {
-			last = l
+		child := 2*i + 1
+		if child >= len(heap) {
+			break
 		}
-		if r < len(heap) && order.compare(&heap[r], &heap[last]) > 0 {
-			last = r
+		if r := child + 1; r < len(heap) && order.compare(&heap[r], &heap[child]) > 0 {
+			child = r
 		}
-		if last == i {
-			return
-		}
-		heap[i], heap[last] = heap[last], heap[i]
-		i = last
+		heap[i] = heap[child]
+		i = child
 	}
+	for i > top {
+		parent := (i - 1) / 2
+		if order.compare(&moving, &heap[parent]) <= 0 {
+			break
+		}
+		heap[i] = heap[parent]
+		i = parent
+	}
+	heap[i] = moving
 }
 
 // SingleWordTerms counts the one-word terms of a query: phrases add to a
@@ -299,10 +311,32 @@ func SingleWordTerms(ts []Term) int {
 // question matches more words but seldom all of them; scale brings an
 // engine's raw figures to the same range; then x/(x+1) saturates.
 func NormalizeScore(raw, scale float64, words, total int) float64 {
+	return newScoreNormalizer(scale, words, total).normalize(raw)
+}
+
+// scoreNormalizer is NormalizeScore for the hits of one query: the
+// logarithm and the square root, which are the query's, are computed once.
+type scoreNormalizer struct {
+	scale     float64
+	logTotal  float64
+	sqrtWords float64
+}
+
+func newScoreNormalizer(scale float64, words, total int) scoreNormalizer {
+	return scoreNormalizer{
+		scale:     scale,
+		logTotal:  math.Log(float64(max(total, 2)) + 1),
+		sqrtWords: math.Sqrt(float64(max(words, 1))),
+	}
+}
+
+// normalize is NormalizeScore(raw, ...), the operations in the same order,
+// so that the scores are the same to the bit.
+func (n scoreNormalizer) normalize(raw float64) float64 {
 	if raw <= 0 || math.IsNaN(raw) {
 		return 0
 	}
-	x := scale * raw / math.Log(float64(max(total, 2))+1) / math.Sqrt(float64(max(words, 1)))
+	x := n.scale * raw / n.logTotal / n.sqrtWords
 	return x / (x + 1)
 }
 
@@ -312,9 +346,10 @@ func NormalizeScore(raw, scale float64, words, total int) float64 {
 // rewritten in between) is left out.
 func RankedHits(ranked []Candidate, chunks map[int64]Chunk, scale float64, words, total int) []Hit {
 	hits := make([]Hit, 0, len(ranked))
+	norm := newScoreNormalizer(scale, words, total)
 	for _, c := range ranked {
 		if chunk, ok := chunks[c.Key]; ok {
-			hits = append(hits, Hit{Chunk: chunk, Score: NormalizeScore(c.Score, scale, words, total)})
+			hits = append(hits, Hit{Chunk: chunk, Score: norm.normalize(c.Score)})
 		}
 	}
 	return hits

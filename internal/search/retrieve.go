@@ -117,24 +117,59 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 				hits[i].Score *= other
 			}
 		}
-		// Most often no score changed, or none enough to change the
-		// order: a stable sort of sorted hits would only compare and move
-		// them (a Hit is large).
-		byScore := func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) }
-		if !slices.IsSortedFunc(hits, byScore) {
-			slices.SortStableFunc(hits, byScore)
+		sortByScore(hits)
+	}
+	// The hits kept move to the front, each at most once: most often none
+	// is dropped and none moves.
+	kept := 0
+	for i := range hits {
+		if kept == size {
+			break
+		}
+		if hits[i].Score >= req.ScoreThreshold {
+			if kept != i {
+				hits[kept] = hits[i]
+			}
+			kept++
 		}
 	}
-	out := hits[:0]
-	for _, h := range hits {
-		if h.Score >= req.ScoreThreshold {
-			out = append(out, h)
+	return hits[:kept], nil
+}
+
+// sortByScore sorts hits by score, best first, equal scores in their order,
+// as a stable sort would. Most often no score changed, or none enough to
+// change the order, and nothing moves. Otherwise, since a Hit is large, the
+// hits' places are sorted, and each hit then moves once to its own.
+func sortByScore(hits []Hit) {
+	if slices.IsSortedFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) }) {
+		return
+	}
+	var room [4 * MaxPageSize]int32
+	order := room[:0]
+	for i := range hits {
+		order = append(order, int32(i))
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(hits[b].Score, hits[a].Score) })
+	// Place i takes the hit at order[i]: each cycle of the permutation is
+	// followed from its first place, whose hit is held aside, and each
+	// place done is marked as taking its own.
+	for first := range order {
+		if int(order[first]) == first {
+			continue
 		}
+		held := hits[first]
+		at := first
+		for {
+			from := int(order[at])
+			order[at] = int32(at)
+			if from == first {
+				break
+			}
+			hits[at] = hits[from]
+			at = from
+		}
+		hits[at] = held
 	}
-	if len(out) > size {
-		out = out[:size]
-	}
-	return out, nil
 }
 
 // preferredLanguage is the language the reader most likely reads, and the

@@ -1,8 +1,11 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -237,5 +240,30 @@ func TestBuildIsIncremental(t *testing.T) {
 	}
 	if !slices.Equal(idx.replaced, []string{"guides/water"}) || !slices.Equal(idx.removed, []string{"guides/staff"}) {
 		t.Errorf("wrote %q, removed %q", idx.replaced, idx.removed)
+	}
+}
+
+// TestSortByScore checks sortByScore against a stable sort, ties included.
+func TestSortByScore(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	byScore := func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) }
+	for round := 0; round < 200; round++ {
+		hits := make([]Hit, rng.IntN(4*MaxPageSize+1))
+		for i := range hits {
+			hits[i].ID = fmt.Sprint(i)
+			hits[i].Score = float64(rng.IntN(6)) / 5
+		}
+		if round%3 == 0 {
+			slices.SortStableFunc(hits, byScore)
+		}
+		want := slices.Clone(hits)
+		slices.SortStableFunc(want, byScore)
+		sortByScore(hits)
+		for i := range hits {
+			if hits[i].ID != want[i].ID || hits[i].Score != want[i].Score {
+				t.Fatalf("round %d: place %d holds %s (%v), want %s (%v)", round, i, hits[i].ID, hits[i].Score, want[i].ID, want[i].Score)
+			}
+		}
 	}
 }

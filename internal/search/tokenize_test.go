@@ -149,3 +149,14 @@ func TestStemASCIIAsStemString(t *testing.T) {
 		}
 	}
 }
+
+// TestStemQueryToken checks that a query's tokens stem as the index's do.
+func TestStemQueryToken(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"domains", "Configuring", "relational", "happy", "API", "go", "environment",
+		"variables", "Ponies", "caresses", "generalization", "über", "naïve", "x1", "abcdefghijklmnopqrstuvwxyzabcdefghij"} {
+		if got, want := stemQueryToken(raw), stemToken(raw); got != want {
+			t.Errorf("stemQueryToken(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
