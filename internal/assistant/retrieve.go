@@ -3,7 +3,6 @@ package assistant
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -220,16 +219,10 @@ func excerpt(text string, words []string, max int) quote {
 	}
 	lines := strings.Split(text, "\n")
 	best, bestScore := 0, 0
-	// Lower-casing neither adds nor removes a line break: line i of the
-	// lower-case text is line i of text.
-	find := newWordFinder(words)
-	i := 0
-	for lower := range strings.SplitSeq(strings.ToLower(text), "\n") {
-		n := find.count(lower)
+	for i, n := range lineMatches(strings.ToLower(text), len(lines), words) {
 		if n > bestScore || n == bestScore && n > 0 && len(lines[i]) < len(lines[best]) {
 			best, bestScore = i, n
 		}
-		i++
 	}
 	from := best
 	if best > 0 && len(lines[best-1]) <= maxHeading {
@@ -280,56 +273,45 @@ func queryWords(q string) []string {
 	return out
 }
 
-// wordFinder counts which of a question's words occur in a line, in one
-// pass over the line rather than one search per word: at each byte, only
-// the words starting with that byte are compared.
-type wordFinder struct {
-	words []string
-	// startsWith[b] has bit k set when words[k] starts with byte b.
-	startsWith [256]uint64
-	// always counts the empty words, which every line contains.
-	always int
-}
-
-// newWordFinder readies a finder of words; past 64 words, count falls
-// back to a search per word.
-func newWordFinder(words []string) *wordFinder {
-	f := &wordFinder{words: words}
-	if len(words) > 64 {
-		return f
+// lineMatches counts, for each of the n lines of lower (lower-case text,
+// which has as many lines as the text it was made from: lower-casing
+// neither adds nor removes a line break), the words that occur in that
+// line, each as often as it is listed. A word never spans lines (it has no
+// line break), so each word is searched through the whole text, once per
+// line it is on, which is quicker than a search of every word in every
+// line.
+func lineMatches(lower string, n int, words []string) []int {
+	starts := make([]int, 1, n)
+	for i := 0; i < len(lower); i++ {
+		if lower[i] == '\n' {
+			starts = append(starts, i+1)
+		}
 	}
-	for k, w := range words {
+	counts := make([]int, n)
+	for _, w := range words {
 		if w == "" {
-			f.always++
+			for i := range counts {
+				counts[i]++
+			}
 			continue
 		}
-		f.startsWith[w[0]] |= 1 << k
-	}
-	return f
-}
-
-// count is the number of words (each as often as it is listed) that occur
-// in lower, lower-case text, as a strings.Contains of each would count them.
-func (f *wordFinder) count(lower string) int {
-	if len(f.words) > 64 {
-		n := 0
-		for _, w := range f.words {
-			if strings.Contains(lower, w) {
-				n++
+		line := 0
+		for at := 0; ; {
+			j := strings.Index(lower[at:], w)
+			if j < 0 {
+				break
 			}
-		}
-		return n
-	}
-	var found uint64
-	for i := 0; i < len(lower); i++ {
-		for m := f.startsWith[lower[i]] &^ found; m != 0; m &= m - 1 {
-			k := bits.TrailingZeros64(m)
-			if strings.HasPrefix(lower[i:], f.words[k]) {
-				found |= 1 << k
+			for line+1 < len(starts) && starts[line+1] <= at+j {
+				line++
 			}
+			counts[line]++
+			if line+1 == len(starts) {
+				break
+			}
+			at = starts[line+1]
 		}
 	}
-	return f.always + bits.OnesCount64(found)
+	return counts
 }
 
 var commonWords = map[string]bool{

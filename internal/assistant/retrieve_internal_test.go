@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestWordFinderCountsAsContains: a wordFinder counts what a strings.Contains
-// of each word counts, for words that repeat, overlap, share a first byte,
-// are empty or not ASCII, and for more words than its one-pass search holds.
-func TestWordFinderCountsAsContains(t *testing.T) {
+// TestLineMatchesCountsAsContains: lineMatches counts, line by line, what a
+// strings.Contains of each word in that line counts, for words that repeat,
+// overlap, share a first byte, are empty or not ASCII, on first and last
+// lines and empty ones.
+func TestLineMatchesCountsAsContains(t *testing.T) {
 	t.Parallel()
 	contains := func(line string, words []string) int {
 		n := 0
@@ -20,28 +21,31 @@ func TestWordFinderCountsAsContains(t *testing.T) {
 		}
 		return n
 	}
-	alphabet := []string{"a", "b", "ab", "ba", "c", "é", "ü", " ", "-", "instal", "insta", "x"}
+	alphabet := []string{"a", "b", "ab", "ba", "c", "é", "ü", " ", "-", "instal", "insta", "x", "\n", "\n\n"}
 	rng := rand.New(rand.NewPCG(7, 11))
-	phrase := func(parts int) string {
+	phrase := func(parts int, newlines bool) string {
 		var b strings.Builder
 		for range parts {
-			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+			p := alphabet[rng.IntN(len(alphabet))]
+			if !newlines && strings.Contains(p, "\n") {
+				continue
+			}
+			b.WriteString(p)
 		}
 		return b.String()
 	}
-	for range 3000 {
+	for range 5000 {
 		var words []string
 		for range rng.IntN(8) {
-			words = append(words, phrase(rng.IntN(3)))
+			words = append(words, phrase(rng.IntN(3), false))
 		}
-		if rng.IntN(50) == 0 {
-			for range 70 {
-				words = append(words, phrase(1+rng.IntN(3)))
+		text := phrase(rng.IntN(60), true)
+		lines := strings.Split(text, "\n")
+		got := lineMatches(text, len(lines), words)
+		for i, line := range lines {
+			if want := contains(line, words); got[i] != want {
+				t.Fatalf("text %q, words %q: line %d (%q) counts %d, want %d", text, words, i, line, got[i], want)
 			}
-		}
-		line := phrase(rng.IntN(30))
-		if got, want := newWordFinder(words).count(line), contains(line, words); got != want {
-			t.Fatalf("line %q, words %q: count %d, want %d", line, words, got, want)
 		}
 	}
 }
