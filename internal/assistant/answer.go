@@ -328,34 +328,40 @@ func (a *Answer) record(ctx context.Context, t *Turn) {
 }
 
 // heartbeat writes keep-alives until stopped, so that proxies do not cut a
-// connection that is quiet while retrieval and the model work.
+// connection that is quiet while retrieval and the model work. It is a
+// timer, not a goroutine: an answer that is quick costs no more than
+// starting and stopping one.
 type heartbeat struct {
-	done chan struct{}
-	once sync.Once
-	wg   sync.WaitGroup
+	st    aisdk.Stream
+	every time.Duration
+	mu    sync.Mutex // held while a keep-alive is written
+	timer *time.Timer
+	ended bool
 }
 
 func startHeartbeat(st aisdk.Stream, every time.Duration) *heartbeat {
-	h := &heartbeat{done: make(chan struct{})}
-	h.wg.Go(func() {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-h.done:
-				return
-			case <-tick.C:
-				if st.Heartbeat() != nil {
-					return
-				}
-			}
-		}
-	})
+	h := &heartbeat{st: st, every: every}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.timer = time.AfterFunc(every, h.beat)
 	return h
+}
+
+// beat writes one keep-alive and sets the next, unless stopped or the
+// stream failed.
+func (h *heartbeat) beat() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended || h.st.Heartbeat() != nil {
+		return
+	}
+	h.timer.Reset(h.every)
 }
 
 // stop ends the keep-alives and waits until none is being written.
 func (h *heartbeat) stop() {
-	h.once.Do(func() { close(h.done) })
-	h.wg.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended = true
+	h.timer.Stop()
 }
