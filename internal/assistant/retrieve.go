@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -276,18 +277,65 @@ func queryWords(q string) []string {
 // lineMatches counts, for each of the n lines of lower (lower-case text,
 // which has as many lines as the text it was made from: lower-casing
 // neither adds nor removes a line break), the words that occur in that
-// line, each as often as it is listed. A word never spans lines (it has no
-// line break), so each word is searched through the whole text, once per
-// line it is on, which is quicker than a search of every word in every
-// line.
+// line, each as often as it is listed. Words hold no line break.
+//
+// It reads the text once. At each byte, the words that may start there
+// are those whose first two bytes are this byte and the next (the
+// question's words make few such pairs, where one byte alone matched at
+// most places), and only those are compared.
 func lineMatches(lower string, n int, words []string) []int {
-	starts := make([]int, 1, n)
+	counts := make([]int, n)
+	if len(words) > 64 {
+		return lineMatchesEach(lower, counts, words)
+	}
+	// first[b] and second[b] have bit k set when words[k] has byte b
+	// first, or second; single[b] when words[k] is that one byte.
+	var first, second, single [256]uint64
+	always := 0
+	for k, w := range words {
+		switch len(w) {
+		case 0:
+			always++
+		case 1:
+			single[w[0]] |= 1 << k
+		default:
+			first[w[0]] |= 1 << k
+			second[w[1]] |= 1 << k
+		}
+	}
+	line := 0
+	var found uint64
+	for i := 0; i < len(lower); i++ {
+		b := lower[i]
+		if b == '\n' {
+			counts[line] = always + bits.OnesCount64(found)
+			line, found = line+1, 0
+			continue
+		}
+		maybe := single[b]
+		if i+1 < len(lower) {
+			maybe |= first[b] & second[lower[i+1]]
+		}
+		for maybe &^= found; maybe != 0; maybe &= maybe - 1 {
+			k := bits.TrailingZeros64(maybe)
+			if strings.HasPrefix(lower[i:], words[k]) {
+				found |= 1 << k
+			}
+		}
+	}
+	counts[line] = always + bits.OnesCount64(found)
+	return counts
+}
+
+// lineMatchesEach is lineMatches for many words: each word is searched
+// through the whole text, once per line it is on.
+func lineMatchesEach(lower string, counts []int, words []string) []int {
+	starts := make([]int, 1, len(counts))
 	for i := 0; i < len(lower); i++ {
 		if lower[i] == '\n' {
 			starts = append(starts, i+1)
 		}
 	}
-	counts := make([]int, n)
 	for _, w := range words {
 		if w == "" {
 			for i := range counts {

@@ -8,8 +8,8 @@ import (
 
 // TestLineMatchesCountsAsContains: lineMatches counts, line by line, what a
 // strings.Contains of each word in that line counts, for words that repeat,
-// overlap, share a first byte, are empty or not ASCII, on first and last
-// lines and empty ones.
+// overlap, share their first bytes, are one byte, empty or not ASCII, or
+// more than 64, on first and last lines and empty ones.
 func TestLineMatchesCountsAsContains(t *testing.T) {
 	t.Parallel()
 	contains := func(line string, words []string) int {
@@ -38,6 +38,11 @@ func TestLineMatchesCountsAsContains(t *testing.T) {
 		var words []string
 		for range rng.IntN(8) {
 			words = append(words, phrase(rng.IntN(3), false))
+		}
+		if rng.IntN(50) == 0 { // past what one pass keeps track of
+			for range 70 {
+				words = append(words, phrase(1+rng.IntN(2), false))
+			}
 		}
 		text := phrase(rng.IntN(60), true)
 		lines := strings.Split(text, "\n")
