@@ -456,40 +456,12 @@ func (di *domainIndex) hits(q Query) []Hit {
 	s.rows = rows
 	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, di.pagePath, s)
 	norm := newScoreNormalizer(1, SingleWordTerms(q.Terms), len(di.chunks))
-	out := takeHits(len(ranked))
+	out := make([]Hit, len(ranked))
 	for i, r := range ranked {
 		out[i].Chunk = di.chunks[r.item]
 		out[i].Score = norm.normalize(r.score)
 	}
 	return out
-}
-
-// hitsPool holds the hit buffers callers gave back (Memory.ReleaseHits):
-// an assistant answer asks for 40 hits, some 9 KiB, and keeps a few.
-var hitsPool sync.Pool
-
-// maxPooledHits bounds the buffers kept: a rare large search's goes to the
-// garbage collector.
-const maxPooledHits = 256
-
-// takeHits returns n hits, from a buffer given back if one is large enough.
-func takeHits(n int) []Hit {
-	if p, ok := hitsPool.Get().(*[]Hit); ok && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]Hit, n)
-}
-
-// ReleaseHits gives back hits that Search returned, once the caller has
-// read them (and kept copies of what it keeps): the next search may reuse
-// them. They are cleared, so that no chunk of a replaced index stays held.
-func (m *Memory) ReleaseHits(hits []Hit) {
-	if cap(hits) == 0 || cap(hits) > maxPooledHits {
-		return
-	}
-	hits = hits[:cap(hits)]
-	clear(hits)
-	hitsPool.Put(&hits)
 }
 
 // pagePath is chunk d's page path.

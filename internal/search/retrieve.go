@@ -106,13 +106,11 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 	if len(hits) == 0 && hasRequired(terms) {
 		// A quoted phrase nothing contains: rank on every word instead of
 		// answering with nothing.
-		r.release(hits)
 		q.Terms = relax(terms)
 		if hits, err = r.idx.Search(ctx, domain, q); err != nil {
 			return nil, fmt.Errorf("retrieve: %w", err)
 		}
 	}
-	defer r.release(hits)
 	if pref, other := r.preferredLanguage(lang, req); pref != "" {
 		for i := range hits {
 			if hits[i].Language != "" && !SameLanguage(hits[i].Language, pref) {
@@ -135,22 +133,7 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 			kept++
 		}
 	}
-	// The hits go back to the index once read (see release): the caller
-	// gets its own copy of those kept.
-	return slices.Clone(hits[:kept]), nil
-}
-
-// hitReleaser is an index whose Search hands out hits from buffers it
-// reuses: a caller done with them gives them back (search.Memory).
-type hitReleaser interface {
-	ReleaseHits(hits []Hit)
-}
-
-// release gives hits back to the index, when it reuses them.
-func (r *Retriever) release(hits []Hit) {
-	if rel, ok := r.idx.(hitReleaser); ok {
-		rel.ReleaseHits(hits)
-	}
+	return hits[:kept], nil
 }
 
 // sortByScore sorts hits by score, best first, equal scores in their order,
