@@ -21,7 +21,7 @@ const maxStemBytes = 64
 
 // tokens calls fn with each token of text, stemmed, in order.
 func tokens(text string, fn func(tok string)) {
-	rawTokens(text, func(raw string) { fn(stemQueryToken(raw)) })
+	rawTokens(text, func(raw string) { fn(stemToken(raw)) })
 }
 
 // analyzedTokens calls fn with the tokens of Analyze(text) as written, in
@@ -151,30 +151,15 @@ func stemToken(raw string) string {
 	return st
 }
 
-// stemQueryToken is stemToken for a query's token, which lives no longer
-// than the query: a stem that is the start of the folded token (most stems
-// only drop a suffix) is that start rather than a copy.
-func stemQueryToken(raw string) string {
-	st := fold(raw)
-	if len(st) > 2 && len(st) <= maxStemBytes && isASCIILetters(st) {
-		var word [maxStemBytes]rune
-		stem := porterStem(&word, st)
-		if len(stem) <= len(st) && sameASCII(stem, st) {
-			return st[:len(stem)]
-		}
-		return string(stem)
-	}
-	return st
-}
-
 // stemASCII is porterstemmer.StemString for a word of at most maxStemBytes
 // ASCII letters: it is stemmed in an array on the stack (a stem is never
-// longer than its word), and w itself is returned when it is its own stem.
+// longer than its word), and the start of w itself is returned when the
+// stem is w or w cut short, as most stems are, rather than a copy.
 func stemASCII(w string) string {
 	var word [maxStemBytes]rune
 	stem := porterStem(&word, w)
-	if len(stem) == len(w) && sameASCII(stem, w) {
-		return w
+	if sameASCII(stem, w) {
+		return w[:len(stem)]
 	}
 	return string(stem)
 }
