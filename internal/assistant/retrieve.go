@@ -327,37 +327,17 @@ func lineMatches(lower string, n int, words []string) []int {
 	return counts
 }
 
-// lineMatchesEach is lineMatches for many words: each word is searched
-// through the whole text, once per line it is on.
+// lineMatchesEach is lineMatches for many words, line by line and word
+// by word.
 func lineMatchesEach(lower string, counts []int, words []string) []int {
-	starts := make([]int, 1, len(counts))
-	for i := 0; i < len(lower); i++ {
-		if lower[i] == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	for _, w := range words {
-		if w == "" {
-			for i := range counts {
+	i := 0
+	for line := range strings.SplitSeq(lower, "\n") {
+		for _, w := range words {
+			if strings.Contains(line, w) {
 				counts[i]++
 			}
-			continue
 		}
-		line := 0
-		for at := 0; ; {
-			j := strings.Index(lower[at:], w)
-			if j < 0 {
-				break
-			}
-			for line+1 < len(starts) && starts[line+1] <= at+j {
-				line++
-			}
-			counts[line]++
-			if line+1 == len(starts) {
-				break
-			}
-			at = starts[line+1]
-		}
+		i++
 	}
 	return counts
 }
