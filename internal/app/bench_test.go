@@ -112,7 +112,7 @@ func benchJobCreateGet(b *testing.B, key string, extra map[string]string) {
 	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		// As docsmith serve runs (see internal/cli).
-		b.Cleanup(gcfloor.Start(16 << 20))
+		b.Cleanup(gcfloor.Start(gcfloor.ServerFloor))
 	}
 	m := &app.Main{Config: cfg, Log: slog.New(slog.DiscardHandler), Runner: benchRunner{}}
 	if err := m.Start(context.Background()); err != nil {

@@ -246,8 +246,8 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	if _, set := env.LookupEnv("GOGC"); !set {
-		defer gcfloor.Start(gcHeapFloor)()
+	if _, set := env.LookupEnv("GOGC"); !set { // GOGC replaces the floor
+		defer gcfloor.Start(gcfloor.ServerFloor)()
 	}
 	m := &app.Main{Config: cfg, Log: cfg.Logger(env.Stderr), Out: env.Stdout}
 	if err := m.Start(ctx); err != nil {
@@ -256,10 +256,6 @@ func serve(ctx context.Context, args []string, env Env) error {
 	<-ctx.Done()
 	return m.Shutdown(context.Background())
 }
-
-// gcHeapFloor is how far the server's heap may grow between two garbage
-// collections at least (see gcfloor); GOGC in the environment replaces it.
-const gcHeapFloor = 16 << 20
 
 func configShow(args []string, env Env) error {
 	fs := newFlagSet("config show", env)

@@ -19,6 +19,10 @@ import (
 	"sync"
 )
 
+// ServerFloor is the floor docsmith serve runs with: a live heap of a few
+// MiB collects at about 20 MiB, not at twice its size.
+const ServerFloor = 16 << 20
+
 // maxPercent bounds the GOGC Start sets, for a nearly empty heap.
 const maxPercent = 1000
 
