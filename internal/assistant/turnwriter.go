@@ -31,6 +31,7 @@ var ErrWriterClosed = errors.New("the turn writer is closed")
 const (
 	DefaultTurnQueue   = 4096
 	DefaultTurnBatch   = 64
+	DefaultTurnGather  = 2 * time.Millisecond
 	DefaultTurnWait    = 10 * time.Second
 	DefaultTurnGiveUp  = 5 * time.Minute
 	defaultTurnAttempt = 30 * time.Second
@@ -49,6 +50,9 @@ type TurnWriterConfig struct {
 	QueueSize int
 	// MaxBatch bounds the turns written in one transaction (0: DefaultTurnBatch).
 	MaxBatch int
+	// Gather is how long a write waits for more turns to join it while
+	// answers come in bursts (0: DefaultTurnGather; negative: never).
+	Gather time.Duration
 	// Wait is how long Record waits for its turn to be stored before it
 	// leaves it queued (0: DefaultTurnWait).
 	Wait time.Duration
@@ -67,12 +71,13 @@ type TurnWriterConfig struct {
 // thread is gone), is logged and counted in
 // docsmith_assistant_turns_lost_total. Close flushes the queue.
 type TurnWriter struct {
-	store    ThreadStore
-	log      *slog.Logger
-	maxBatch int
-	wait     time.Duration
-	giveUp   time.Duration
-	attempt  time.Duration
+	store        ThreadStore
+	log          *slog.Logger
+	maxBatch     int
+	gatherWindow time.Duration
+	wait         time.Duration
+	giveUp       time.Duration
+	attempt      time.Duration
 
 	mu     sync.RWMutex // closed and sends on queue
 	closed bool
@@ -97,14 +102,15 @@ type pendingTurn struct {
 // NewTurnWriter returns a running TurnWriter; Close stops it.
 func NewTurnWriter(cfg TurnWriterConfig) *TurnWriter {
 	w := &TurnWriter{
-		store:    cfg.Store,
-		log:      cfg.Log,
-		maxBatch: cmpOr(cfg.MaxBatch, DefaultTurnBatch),
-		wait:     cmpOr(cfg.Wait, DefaultTurnWait),
-		giveUp:   cmpOr(cfg.GiveUp, DefaultTurnGiveUp),
-		attempt:  cmpOr(cfg.Attempt, defaultTurnAttempt),
-		queue:    make(chan *pendingTurn, cmpOr(cfg.QueueSize, DefaultTurnQueue)),
-		done:     make(chan struct{}),
+		store:        cfg.Store,
+		log:          cfg.Log,
+		maxBatch:     cmpOr(cfg.MaxBatch, DefaultTurnBatch),
+		gatherWindow: cfg.Gather,
+		wait:         cmpOr(cfg.Wait, DefaultTurnWait),
+		giveUp:       cmpOr(cfg.GiveUp, DefaultTurnGiveUp),
+		attempt:      cmpOr(cfg.Attempt, defaultTurnAttempt),
+		queue:        make(chan *pendingTurn, cmpOr(cfg.QueueSize, DefaultTurnQueue)),
+		done:         make(chan struct{}),
 		queued: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "docsmith_assistant_turns_queued", Help: "Assistant turns answered and waiting to be stored.",
 		}),
@@ -117,6 +123,12 @@ func NewTurnWriter(cfg TurnWriterConfig) *TurnWriter {
 		lost: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "docsmith_assistant_turns_lost_total", Help: "Assistant turns that could not be stored (each is in the log).",
 		}),
+	}
+	switch {
+	case w.gatherWindow == 0:
+		w.gatherWindow = DefaultTurnGather
+	case w.gatherWindow < 0:
+		w.gatherWindow = 0
 	}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
@@ -186,25 +198,56 @@ func (w *TurnWriter) Close(ctx context.Context) error {
 
 // run writes the queue in order, each time taking what has gathered (up to
 // a batch) into one transaction.
+//
+// While answers come in bursts (the last write held more than one turn, or
+// another turn is already waiting), a write first waits up to the gather
+// window for more turns, as PostgreSQL's commit_delay does: every commit
+// writes each B-tree page it touched, so ten turns in one commit cost
+// little more than one. A lone turn on a quiet server is written at once.
 func (w *TurnWriter) run() {
 	defer close(w.done)
 	defer w.abortNow()
+	window := time.NewTimer(time.Hour)
+	window.Stop()
+	burst := false
 	for p := range w.queue {
-		batch := []*pendingTurn{p}
-	gather:
-		for len(batch) < w.maxBatch {
-			select {
-			case q, ok := <-w.queue:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, q)
-			default:
-				break gather
-			}
+		batch := w.gather([]*pendingTurn{p}, nil)
+		if w.gatherWindow > 0 && (burst || len(batch) > 1) && len(batch) < w.maxBatch {
+			window.Reset(w.gatherWindow)
+			batch = w.gather(batch, window.C)
+			window.Stop() // since Go 1.23 a stopped timer's channel holds no stale tick
 		}
+		burst = len(batch) > 1
 		w.write(batch)
 	}
+}
+
+// gather adds queued turns to batch until it is full or the queue closes.
+// With a nil window it takes only the turns already waiting; otherwise it
+// waits for more until the window ends.
+func (w *TurnWriter) gather(batch []*pendingTurn, window <-chan time.Time) []*pendingTurn {
+	for len(batch) < w.maxBatch {
+		var q *pendingTurn
+		ok := true
+		if window == nil {
+			select {
+			case q, ok = <-w.queue:
+			default:
+				return batch
+			}
+		} else {
+			select {
+			case q, ok = <-w.queue:
+			case <-window:
+				return batch
+			}
+		}
+		if !ok {
+			return batch
+		}
+		batch = append(batch, q)
+	}
+	return batch
 }
 
 // write stores a batch, retrying failures with a growing delay. A batch

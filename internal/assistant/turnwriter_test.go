@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +209,68 @@ func TestTurnWriterGivesUpAfterCloseDeadline(t *testing.T) {
 	}
 	if got := e.metric(t, "docsmith_assistant_turn_write_retries_total"); got < 1 {
 		t.Errorf("retries = %v, want some", got)
+	}
+}
+
+// TestTurnWriterGathersABurst: a lone turn is written at once, however long
+// the gather window; while turns come in a burst, a write waits in the
+// window for more, so that they share one transaction.
+func TestTurnWriterGathersABurst(t *testing.T) {
+	t.Parallel()
+	e := newWriterEnv(t, assistant.TurnWriterConfig{Gather: time.Hour, MaxBatch: 4, Wait: time.Minute})
+	gate := make(chan struct{})
+	e.store.gate = gate
+	recorded := make(chan error, 5)
+	record := func(msg string) {
+		go func() { recorded <- e.w.Record(context.Background(), turn("thr_a", msg)) }()
+	}
+	waitFor := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !done(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s", what)
+			}
+		}
+	}
+	writes := func() []int {
+		e.store.mu.Lock()
+		defer e.store.mu.Unlock()
+		return slices.Clone(e.store.batches)
+	}
+
+	record("msg_1") // alone: its write starts at once and is held at the gate
+	waitFor("the first turn is being written", func() bool { return len(writes()) == 1 })
+	record("msg_2")
+	record("msg_3")
+	waitFor("two turns wait behind it", func() bool { return e.metric(t, "docsmith_assistant_turns_queued") == 3 })
+	e.store.mu.Lock()
+	close(gate)
+	e.store.gate = nil
+	e.store.mu.Unlock()
+	if err := <-recorded; err != nil {
+		t.Fatalf("Record = %v", err)
+	}
+	// The two waiting turns make a burst: their write waits for more, and
+	// the turns that come meanwhile join it.
+	time.Sleep(20 * time.Millisecond)
+	record("msg_4")
+	record("msg_5")
+	for range 4 {
+		if err := <-recorded; err != nil {
+			t.Fatalf("Record = %v", err)
+		}
+	}
+	if got := writes(); !slices.Equal(got, []int{1, 4}) {
+		t.Errorf("turns per write = %v, want [1 4]", got)
+	}
+	turns, err := e.store.RecentTurns(t.Context(), "thr_a", 10)
+	must(t, err)
+	var stored []string
+	for _, tu := range turns {
+		stored = append(stored, tu.MessageID)
+	}
+	slices.Sort(stored) // turns recorded at once go in either order
+	if want := []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}; !slices.Equal(stored, want) {
+		t.Errorf("stored turns = %v, want %v", stored, want)
 	}
 }
