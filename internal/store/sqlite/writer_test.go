@@ -121,6 +121,56 @@ func TestWriterGroupCommit(t *testing.T) {
 	}
 }
 
+// TestWriterGathersABurst: a lone write is committed at once, however long
+// the gather window; while writes come in a burst, a batch waits in the
+// window for more, so that they share one commit.
+func TestWriterGathersABurst(t *testing.T) {
+	t.Parallel()
+	s := openTestStore(t)
+	if err := s.write.runRaw(t.Context(), func(context.Context, *wtx) error {
+		s.write.gather = time.Hour
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(i int) error {
+		return s.writeTx(t.Context(), func(ctx context.Context, tx *wtx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO t (id, v) VALUES (?, ?)`, i, "ok")
+			return err
+		})
+	}
+	if err := insert(0); err != nil { // alone: were it held for the window, this would hang
+		t.Fatal(err)
+	}
+
+	release := holdWriter(t, s)
+	batchesBefore := s.write.batches.Load()
+	var wg sync.WaitGroup
+	errs := make(chan error, maxBatch)
+	write := func(i int) { wg.Go(func() { errs <- insert(i) }) }
+	write(1)
+	write(2)
+	queued()
+	release() // the two waiting writes make a burst: their batch waits for more
+	time.Sleep(50 * time.Millisecond)
+	for i := 3; i <= maxBatch; i++ {
+		write(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(rowsOf(t, s)); got != maxBatch+1 {
+		t.Errorf("%d rows, want %d", got, maxBatch+1)
+	}
+	if batches := s.write.batches.Load() - batchesBefore; batches != 1 {
+		t.Errorf("the burst of %d writes took %d commits, want 1", maxBatch, batches)
+	}
+}
+
 func sortedNumeric(rows []string) []string {
 	out := append([]string(nil), rows...)
 	num := func(r string) int { n, _ := strconv.Atoi(strings.SplitN(r, "=", 2)[0]); return n }
