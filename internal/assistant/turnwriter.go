@@ -31,7 +31,7 @@ var ErrWriterClosed = errors.New("the turn writer is closed")
 const (
 	DefaultTurnQueue   = 4096
 	DefaultTurnBatch   = 64
-	DefaultTurnGather  = 2 * time.Millisecond
+	DefaultTurnGather  = 10 * time.Millisecond
 	DefaultTurnWait    = 10 * time.Second
 	DefaultTurnGiveUp  = 5 * time.Minute
 	defaultTurnAttempt = 30 * time.Second
