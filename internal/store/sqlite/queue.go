@@ -32,8 +32,12 @@ func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil ti
 		}
 		c.Attempts++
 		c.Worker = worker
-		_, err = tx.ExecContext(ctx, `UPDATE job_turns SET state = 'running', attempts = ?, lease_owner = ?, lease_until = ?, started_at = ?, cancel_requested = 0 WHERE job_id = ? AND seq = ?`,
-			c.Attempts, worker, toMicros(leaseUntil), toMicros(now), c.JobID, c.Seq)
+		// The start is never before the end of the job's previous turn: now
+		// was read before this transaction, which may run after that end.
+		_, err = tx.ExecContext(ctx, `UPDATE job_turns SET state = 'running', attempts = ?3, lease_owner = ?4, lease_until = ?5, cancel_requested = 0,
+				started_at = max(?6, coalesce((SELECT max(p.finished_at) FROM job_turns p WHERE p.job_id = ?1 AND p.seq < ?2), 0))
+			WHERE job_id = ?1 AND seq = ?2`,
+			c.JobID, c.Seq, c.Attempts, worker, toMicros(leaseUntil), toMicros(now))
 		if err != nil {
 			return fmt.Errorf("lease turn: %w", err)
 		}

@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Queue/ClaimEmpty", testClaimEmpty},
 		{"Queue/ClaimOldest", testClaimOldest},
 		{"Queue/OneRunningTurnPerJob", testOneRunningTurnPerJob},
+		{"Queue/StartNotBeforePreviousEnd", testStartNotBeforePreviousEnd},
 		{"Queue/TurnsInSeqOrder", testTurnsInSeqOrder},
 		{"Queue/JobsIndependent", testJobsIndependent},
 		{"Queue/Lease", testLease},
@@ -1397,6 +1398,33 @@ func testOneRunningTurnPerJob(t *testing.T, s Store) {
 		t.Fatalf("second claim = %+v, want seq 2, attempt 1", c2)
 	}
 	e.noClaim(e.t0.Add(3 * time.Minute))
+}
+
+// testStartNotBeforePreviousEnd: a claim stamped before the job's previous
+// turn ended (its worker read the clock, was paused, and claimed once that
+// turn had finished; or two replicas' clocks disagree) records its start at
+// that end, so that a job's turns never seem to overlap.
+func testStartNotBeforePreviousEnd(t *testing.T, s Store) {
+	e := setup(t, s)
+	j := e.create(e.newJob(e.t0))
+	e.addMessage(j.ID, 2, e.t0.Add(time.Second))
+	c1 := e.claim("w1", e.t0.Add(time.Minute))
+	end := e.t0.Add(2 * time.Minute)
+	e.finish(c1, turnResult{State: agentjob.TurnDone, Summary: "one", At: end})
+	c2 := e.claim("w2", e.t0.Add(90*time.Second))
+	if c2.JobID != j.ID || c2.Seq != 2 {
+		t.Fatalf("claim = %+v, want seq 2", c2)
+	}
+	samePtrTime(t, "seq 2 StartedAt", msg(t, e.job(j.ID), 2).StartedAt, &end)
+
+	// A claim stamped after the end keeps its own time.
+	k := e.create(e.newJob(e.t0.Add(time.Hour)))
+	e.addMessage(k.ID, 2, e.t0.Add(time.Hour+time.Second))
+	c1 = e.claim("w1", e.t0.Add(2*time.Hour))
+	e.finish(c1, turnResult{State: agentjob.TurnDone, Summary: "one", At: e.t0.Add(3 * time.Hour)})
+	later := e.t0.Add(4 * time.Hour)
+	e.claim("w2", later)
+	samePtrTime(t, "seq 2 StartedAt", msg(t, e.job(k.ID), 2).StartedAt, &later)
 }
 
 func testTurnsInSeqOrder(t *testing.T, s Store) {
