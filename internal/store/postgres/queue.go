@@ -13,9 +13,9 @@ import (
 
 // ClaimTurn leases the oldest queued turn that may run now: its job is
 // active, has no running turn, and no earlier queued turn. The schema's
-// claim_turn function (migrations/0012_claim_turn.sql) walks the queue in
-// order and stops at the first such turn; SKIP LOCKED lets workers in every
-// process claim at once without waiting on each other.
+// claim_turn function (migrations/0012_claim_turn.sql, as 0014 replaced it)
+// walks the queue in order and stops at the first such turn; SKIP LOCKED
+// lets workers in every process claim at once without waiting on each other.
 func (s *Store) ClaimTurn(ctx context.Context, worker string, now, leaseUntil time.Time) (agentjob.Claim, bool, error) {
 	c := agentjob.Claim{Worker: worker}
 	err := s.pool.QueryRow(ctx, `SELECT job_id, project_id, seq, attempts FROM claim_turn($1, $2, $3)`, worker, leaseUntil, now).Scan(&c.JobID, &c.ProjectID, &c.Seq, &c.Attempts)
