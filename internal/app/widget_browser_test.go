@@ -77,6 +77,7 @@ func (p *recordingProxy) bodies(path string) []map[string]any {
 // styles that would leak into an unisolated widget (and out of one).
 var hostPage = template.Must(template.New("host").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>Tern docs</title>
+<link rel="icon" href="data:,">
 <style>
 body { font: 17px/1.7 Georgia, serif; color: rgb(40, 40, 60); background: rgb(250, 248, 240); margin: 24px; }
 * { letter-spacing: 0.5px; }
