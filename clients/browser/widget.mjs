@@ -106,7 +106,8 @@ try {
   await bare.close();
 
   const page = await context.newPage();
-  page.on('console', (m) => out.console.push(`${m.type()}: ${m.text()}`));
+  // With the URL: "Failed to load resource" alone does not say which.
+  page.on('console', (m) => out.console.push(`${m.type()}: ${m.text()}${m.location().url ? ` (${m.location().url})` : ''}`));
   page.on('pageerror', (e) => out.console.push(`pageerror: ${e.message}`));
   await page.goto(input.page);
   await page.waitForFunction(() => window.docsmith && window.docsmith.version, null, { timeout });
