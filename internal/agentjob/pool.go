@@ -402,8 +402,6 @@ func (p *Pool) renew(ctx context.Context, l *turnLease, done chan<- struct{}) {
 	}
 }
 
-// finish records how a turn ended: the reducer decides, the store applies,
-// and a job that changed meanwhile is read and decided again.
 // loadFailed ends a turn whose job or project could not be read: a store
 // that failed for a moment runs the turn again at the next poll (counted
 // against its attempts); one that is gone fails it.
@@ -414,6 +412,8 @@ func (p *Pool) loadFailed(c Claim, what string, err error) TurnEnd {
 	return TurnEnd{Claim: c, Outcome: OutcomeRetry, Error: what, RetryAt: p.now().Add(p.cfg.Poll)}
 }
 
+// finish records how a turn ended: the reducer decides, the store applies,
+// and a job that changed meanwhile is read and decided again.
 func (p *Pool) finish(ctx context.Context, te TurnEnd) {
 	c := te.Claim
 	if te.MaxAttempts == 0 {
@@ -445,6 +445,7 @@ func (p *Pool) finish(ctx context.Context, te TurnEnd) {
 		}
 	}
 }
+
 func (p *Pool) emit(ctx context.Context, jobID, eventType string, data any) {
 	if err := p.store.AppendEvents(ctx, jobID, p.now(), []NewEvent{{Type: eventType, Data: data}}); err != nil {
 		p.log.Error("append job event", "job", jobID, "type", eventType, "err", err)
