@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -47,10 +48,18 @@ func (benchRunner) RunTurn(context.Context, agentjob.Turn, agentjob.Progress) (a
 // a warm-up of benchWarmup iterations. The sub-benchmarks are
 // the backends: SQLite in a temp dir, and (with DOCSMITH_TEST_DATABASE_URL
 // and DOCSMITH_TEST_REDIS_URL set) PostgreSQL on a fresh schema, with the
-// rate limits in PostgreSQL or in Redis.
+// rate limits in PostgreSQL or in Redis. The first, backend=floor, is the
+// same load against a server that keeps its jobs in a map (startJobFloor):
+// the share of the machine and of the clients, measured in the same run, so
+// that figures from windows where the machine runs at different speeds can
+// be set side by side as ratios.
 //
 //	go test ./internal/app -run '^$' -bench BenchmarkJobCreateGet -benchtime 5000x
 func BenchmarkJobCreateGet(b *testing.B) {
+	b.Run("backend=floor", func(b *testing.B) {
+		base, key := startJobFloor(b)
+		measureJobCreateGet(b, base, key)
+	})
 	b.Run("backend=sqlite", func(b *testing.B) {
 		dir, key := crashSetup(b)
 		benchJobCreateGet(b, key, map[string]string{"DOCSMITH_DATA_DIR": dir})
@@ -123,7 +132,83 @@ func benchJobCreateGet(b *testing.B, key string, extra map[string]string) {
 			b.Error(err)
 		}
 	})
-	base := "http://" + m.Addr() + "/v2/agent/" + crashProject
+	measureJobCreateGet(b, "http://"+m.Addr()+"/v2/agent/"+crashProject, key)
+}
+
+// startJobFloor starts the floor of BenchmarkJobCreateGet: the job API's
+// create and get as a server that stores nothing durable answers them,
+// jobs in a map and each answered with a job object of docsmith's shape.
+// It returns the API's base URL for crashProject and the key it takes.
+func startJobFloor(b *testing.B) (base, key string) {
+	key = "floor-key"
+	var (
+		mu   sync.Mutex
+		jobs = make(map[string][]byte)
+		seq  atomic.Int64
+	)
+	authorized := func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return false
+		}
+		return true
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v2/agent/{project}/job", func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(w, r) {
+			return
+		}
+		var req struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil || req.Prompt == "" {
+			http.Error(w, "a JSON body with a prompt is required", http.StatusBadRequest)
+			return
+		}
+		id := fmt.Sprintf("job_%020d", seq.Add(1))
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		body, err := json.Marshal(map[string]any{
+			"id": id, "status": "active", "source": map[string]string{"repository": "/srv/docs", "ref": "docsmith/" + id},
+			"model": "builtin", "prLink": nil, "createdAt": now, "archivedAt": nil,
+			"projectId": r.PathValue("project"), "baseRef": "main", "updatedAt": now, "completedAt": nil,
+			"summary": nil, "error": nil, "filesChanged": []string{}, "prNumber": nil,
+			"usage":    map[string]int{"inputTokens": 0, "outputTokens": 0},
+			"messages": []map[string]any{{"seq": 1, "prompt": req.Prompt, "status": "queued", "attempts": 0, "summary": nil, "error": nil, "createdAt": now, "startedAt": nil, "finishedAt": nil}},
+			"trigger":  "api", "workflow": nil,
+		})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		mu.Lock()
+		jobs[id] = body
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	})
+	mux.HandleFunc("GET /v2/agent/{project}/job/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(w, r) {
+			return
+		}
+		mu.Lock()
+		body, ok := jobs[r.PathValue("id")]
+		mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
+	srv := httptest.NewServer(mux)
+	b.Cleanup(srv.Close)
+	return srv.URL + "/v2/agent/" + crashProject, key
+}
+
+// measureJobCreateGet runs BenchmarkJobCreateGet's load against the job API
+// at base (…/v2/agent/PROJECT) with key, and reports its figures.
+func measureJobCreateGet(b *testing.B, base, key string) {
 	client := &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConns: 2 * benchClients, MaxIdleConnsPerHost: 2 * benchClients, IdleConnTimeout: time.Minute},
