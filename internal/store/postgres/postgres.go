@@ -50,6 +50,7 @@ type Store struct {
 	health  writehealth.Tracker
 
 	jobBatch *jobBatcher // job creates without an idempotency key
+	listener listener    // the connection that hears other processes
 }
 
 var (

@@ -69,7 +69,7 @@ func (s *Store) searchChannel() string { return channelName("search." + s.schema
 // listens.
 func (s *Store) WatchSearch(ctx context.Context, changed func(domain string), ready chan<- struct{}) {
 	var once sync.Once
-	s.listen(ctx, s.searchChannel(), "search index changes", func() {
+	s.listen(ctx, s.searchChannel(), func() {
 		changed("")
 		if ready != nil {
 			once.Do(func() { close(ready) })

@@ -117,7 +117,7 @@ func (g *Signals) send(ctx context.Context) {
 }
 
 func (g *Signals) listen(ctx context.Context) {
-	g.store.listen(ctx, g.store.channel, "other processes' signals", func() {
+	g.store.listen(ctx, g.store.channel, func() {
 		g.once.Do(func() { close(g.listening) })
 		// Anything sent while we were not listening is lost: wake the
 		// workers, who will look at the queue. Streams poll on their own.

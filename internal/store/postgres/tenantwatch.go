@@ -19,7 +19,7 @@ const tenantsChannel = "docsmith.tenants"
 // first listens.
 func (s *Store) WatchTenants(ctx context.Context, changed func(), ready chan<- struct{}) {
 	var once sync.Once
-	s.listen(ctx, tenantsChannel, "tenant changes", func() {
+	s.listen(ctx, tenantsChannel, func() {
 		changed()
 		if ready != nil {
 			once.Do(func() { close(ready) })
