@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,6 +17,13 @@ import (
 // maxPending bounds the signals waiting to be sent while the database is
 // slow or away; beyond it they are dropped, and polling covers for them.
 const maxPending = 4096
+
+// relayGap is the least time between two sends of a busy process: the
+// signals raised while one is sent, or within relayGap of it, go together
+// in the next, one transaction of notifications. Each send wakes every
+// replica's listening connection, and a busy API raises a signal for each
+// job it creates; a quiet process sends at once.
+const relayGap = 10 * time.Millisecond
 
 // Signals carries an agentjob.Hub's signals between the processes that
 // share this database, over LISTEN/NOTIFY: a turn queued through one API
@@ -88,12 +96,20 @@ func (g *Signals) publish(s agentjob.Signal) {
 }
 
 func (g *Signals) send(ctx context.Context) {
+	gap := time.NewTimer(0)
+	defer gap.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-g.kick:
 		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-gap.C:
+		}
+		gap.Reset(relayGap)
 		g.mu.Lock()
 		batch := g.order
 		g.order = nil

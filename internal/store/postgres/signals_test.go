@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -94,4 +95,25 @@ func TestSignalsAcrossProcesses(t *testing.T) {
 	b.hub.Deliver(agentjob.Signal{Kind: agentjob.SignalCancel, JobID: "job-3"})
 	within(t, b.canceled, "a delivered cancel, on b")
 	nothing(t, a.canceled, "a delivered signal relayed")
+}
+
+// TestSignalsBurstArrives: signals raised faster than they are sent go
+// together, and none is lost on the way.
+func TestSignalsBurstArrives(t *testing.T) {
+	t.Parallel()
+	url := storetest.PostgresURL(t)
+	a, b := startReplica(t, url), startReplica(t, url)
+	const jobs = 200
+	changed := make([]<-chan struct{}, jobs)
+	for i := range jobs {
+		ch, stop := b.hub.Subscribe(fmt.Sprintf("job-%d", i))
+		defer stop()
+		changed[i] = ch
+	}
+	for i := range jobs {
+		a.hub.JobChanged(fmt.Sprintf("job-%d", i))
+	}
+	for i, ch := range changed {
+		within(t, ch, fmt.Sprintf("job-%d changed, on b", i))
+	}
 }
