@@ -16,15 +16,22 @@ import (
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
-// openWithProject opens a store on a fresh schema holding one organization
-// and project "p".
-func openWithProject(t *testing.T) *Store {
+// openFresh opens a store on a fresh schema, closed when the test ends.
+func openFresh(t *testing.T) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), storetest.PostgresURL(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// openWithProject opens a store on a fresh schema holding one organization
+// and project "p".
+func openWithProject(t *testing.T) *Store {
+	t.Helper()
+	s := openFresh(t)
 	now := time.Now().UTC()
 	if err := s.CreateOrg(t.Context(), tenant.Org{ID: "acme", CreatedAt: now}); err != nil {
 		t.Fatal(err)

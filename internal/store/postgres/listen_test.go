@@ -2,18 +2,15 @@ package postgres
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/docsmith/docsmith/internal/store/storetest"
 )
 
-// heardOn is one subscription of TestOneListeningConnection: what it heard,
-// and how many times it was told it listens again.
+// heardOn is one subscription of TestOneListeningConnection: each time it
+// was told it listens (again), and what it heard.
 type heardOn struct {
 	channel   string
 	connected chan struct{}
@@ -27,11 +24,7 @@ type heardOn struct {
 // the last subscription ends.
 func TestOneListeningConnection(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.Context(), storetest.PostgresURL(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openFresh(t)
 
 	// The sessions whose last statement listens on one of the schema's
 	// own channels: each listening connection is one of them.
@@ -72,13 +65,8 @@ func TestOneListeningConnection(t *testing.T) {
 			s.listen(ctx, channel, func() { sub.connected <- struct{}{} }, func(p string) { sub.heard <- p })
 		})
 	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			stop()
-			wg.Wait()
-		}
-	})
+	end := sync.OnceFunc(func() { stop(); wg.Wait() })
+	t.Cleanup(end)
 	for _, sub := range subs {
 		within(sub.connected, "listening on "+sub.channel)
 	}
@@ -113,9 +101,7 @@ func TestOneListeningConnection(t *testing.T) {
 		t.Fatalf("%d connections listen for the schema after the reconnection, want 1", n)
 	}
 
-	stop()
-	wg.Wait()
-	stopped = true
+	end()
 	eventually("the listening connection closed after the last subscription", func() bool { return listening() == 0 })
 }
 

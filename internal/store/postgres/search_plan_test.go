@@ -3,13 +3,11 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/docsmith/docsmith/internal/search"
-	"github.com/docsmith/docsmith/internal/store/storetest"
 )
 
 // TestSearchUsesTheGINIndex checks that searchStatement finds its chunks
@@ -18,11 +16,7 @@ import (
 // times as much.
 func TestSearchUsesTheGINIndex(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.Context(), storetest.PostgresURL(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openFresh(t)
 
 	// 3,000 chunks of 150 words each from a 2,000-word vocabulary, the
 	// low ranks far more frequent (about as in prose).
@@ -55,7 +49,7 @@ func TestSearchUsesTheGINIndex(t *testing.T) {
 	}
 	st := sqlTerms(terms)
 	var plan []byte
-	err = s.pool.QueryRow(t.Context(), "EXPLAIN (FORMAT JSON) "+searchStatement,
+	err := s.pool.QueryRow(t.Context(), "EXPLAIN (FORMAT JSON) "+searchStatement,
 		st.wordTerms, st.words, st.prefixes, "big", st.exprs, st.required, st.phrases,
 		"", 1.0, bm25K1, bm25B, rankScale, "", "", []string{}, 300).Scan(&plan)
 	if err != nil {
