@@ -168,8 +168,11 @@ func (tz *tokenizer) id(raw string) int32 {
 }
 
 // finish waits for the analysis and builds the index: the stems of every
-// goroutine numbered for the domain, each token's chunks and positions
-// counted, then the postings filled in shared arrays.
+// goroutine numbered for the domain, then the postings laid out in shared
+// arrays. Counting and filling the postings go over every token twice, so
+// they are split between goroutines by runs of chunks (buildPart): each
+// counts its chunks' tokens, the counts place each part's postings of a
+// token after those of the parts before, and each part fills its own.
 func (b *indexBuilder) finish(version int64) *domainIndex {
 	b.wait()
 	n := 0
@@ -181,9 +184,107 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 	for _, tb := range b.batches {
 		di.chunks = append(di.chunks, tb.chunks...)
 	}
-	// The domain's numbering of stems, and each goroutine's into it: the
-	// first goroutine's numbering, which it starts, with the others' stems
-	// it lacks added in turn.
+	stems, remap := b.numberStems()
+	// The map of stems to their postings, and the stems in order, while
+	// the postings are counted and filled.
+	lists := make([]postings, len(stems))
+	var named sync.WaitGroup
+	named.Go(func() {
+		di.terms = make(map[string]*postings, len(stems))
+		for t, st := range stems {
+			di.terms[st] = &lists[t]
+		}
+		di.sorted = slices.Clone(stems)
+		slices.Sort(di.sorted)
+	})
+	for d := range di.chunks {
+		c := &di.chunks[d]
+		pg, ok := di.pages[c.PagePath]
+		if !ok {
+			pg = int32(len(di.pages))
+			di.pages[c.PagePath] = pg
+		}
+		di.page[d] = pg
+		bst := RankBoost(c.Boost)
+		di.boost[d] = float32(bst)
+		di.maxBoost = max(di.maxBoost, bst)
+	}
+
+	parts := splitBatches(b.batches, len(b.tzs), len(stems))
+	inParallel(parts, func(p *buildPart) { p.count(remap, di.length) })
+	var total float64
+	for d := range di.length {
+		total += float64(di.length[d])
+	}
+	if len(di.chunks) > 0 {
+		di.avgLen = total / float64(len(di.chunks))
+	}
+
+	// The postings of token t are slices of shared arrays, each part's
+	// after the parts' before it.
+	nDocs := make([]uint32, len(stems))
+	nPos := make([]uint32, len(stems))
+	for _, p := range parts {
+		for t := range stems {
+			nDocs[t] += p.docs[t]
+			nPos[t] += p.pos[t]
+		}
+	}
+	var sumDocs, sumPos uint32
+	for t := range stems {
+		sumDocs += nDocs[t]
+		sumPos += nPos[t]
+	}
+	arrays := postingArrays{
+		docs: make([]int32, sumDocs),
+		wtf:  make([]float32, sumDocs),
+		off:  make([]uint32, int(sumDocs)+len(stems)),
+		pos:  make([]uint32, sumPos),
+	}
+	posStart := make([]uint32, len(stems))
+	var docAt, posAt uint32
+	var size int64
+	for t := range stems {
+		pl := &lists[t]
+		offAt := docAt + uint32(t)
+		pl.docs = arrays.docs[docAt : docAt+nDocs[t] : docAt+nDocs[t]]
+		pl.wtf = arrays.wtf[docAt : docAt+nDocs[t] : docAt+nDocs[t]]
+		pl.off = arrays.off[offAt : offAt+nDocs[t]+1 : offAt+nDocs[t]+1]
+		pl.pos = arrays.pos[posAt : posAt+nPos[t] : posAt+nPos[t]]
+		pl.off[nDocs[t]] = nPos[t]
+		posStart[t] = posAt
+		// Each part's counts become where it writes next.
+		docNext, posNext := docAt, posAt
+		for _, part := range parts {
+			docNext, part.docs[t] = docNext+part.docs[t], docNext
+			posNext, part.pos[t] = posNext+part.pos[t], posNext
+		}
+		docAt += nDocs[t]
+		posAt += nPos[t]
+		size += int64(len(stems[t])) + 64 + int64(nDocs[t])*12 + int64(nPos[t])*4
+	}
+	inParallel(parts, func(p *buildPart) { p.fill(arrays, posStart) })
+	named.Wait()
+	di.prepare()
+	// What prepare adds: a norm and a seq a chunk, a postings pointer a
+	// token.
+	size += int64(len(di.chunks))*16 + int64(len(stems))*8
+	for _, c := range di.chunks {
+		size += int64(len(c.ID)+len(c.PagePath)+len(c.Anchor)+len(c.URL)+len(c.PageTitle)+len(c.Heading)+
+			len(c.Text)+len(c.Version)+len(c.Language)+len(c.PageHash)+len(c.Keywords)) + 256
+		for _, b := range c.Breadcrumb {
+			size += int64(len(b)) + 16
+		}
+	}
+	di.bytes = size + int64(len(di.chunks))*8 + pageCountsBytes
+	return di
+}
+
+// numberStems numbers the stems for the domain: the first goroutine's
+// numbering, which it starts, with the others' stems it lacks added in
+// turn. It returns the stems by number and each goroutine's numbering into
+// the domain's.
+func (b *indexBuilder) numberStems() ([]string, map[*tokenizer][]int32) {
 	first := b.tzs[0]
 	stems, byStem := first.stems, first.byStem
 	remap := map[*tokenizer][]int32{}
@@ -205,124 +306,140 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 		}
 		remap[tz] = r
 	}
-	// Per token: chunks and positions counted, and the chunk last counted.
-	nDocs := make([]uint32, len(stems))
-	nPos := make([]uint32, len(stems))
-	last := make([]int32, len(stems))
-	for t := range last {
-		last[t] = -1
+	return stems, remap
+}
+
+// postingArrays are the arrays every token's postings are slices of.
+type postingArrays struct {
+	docs []int32
+	wtf  []float32
+	off  []uint32
+	pos  []uint32
+}
+
+// buildPart is a run of consecutive batches whose postings one goroutine
+// counts and fills.
+type buildPart struct {
+	batches []*tokenBatch
+	first   int32 // the number of the first batch's first chunk
+	// docs and pos count, per token, the part's chunks holding it and its
+	// positions in them (count); then they are the indexes in the shared
+	// arrays where the part writes the token's next ones (fill).
+	docs, pos []uint32
+	// last is, per token, the chunk last counted or filled.
+	last []int32
+}
+
+// splitBatches cuts batches into at most n parts of about as many tokens,
+// for a domain of stems tokens.
+func splitBatches(batches []*tokenBatch, n, stems int) []*buildPart {
+	tokens := 0
+	for _, tb := range batches {
+		tokens += len(tb.stream)
 	}
-	d := int32(0)
-	for _, tb := range b.batches {
+	per := tokens/max(n, 1) + 1
+	var parts []*buildPart
+	var part *buildPart
+	d, inPart := int32(0), 0
+	for _, tb := range batches {
+		if part == nil || (inPart >= per && len(parts) < n) {
+			part = &buildPart{first: d}
+			parts = append(parts, part)
+			inPart = 0
+		}
+		part.batches = append(part.batches, tb)
+		inPart += len(tb.stream)
+		d += int32(len(tb.chunks))
+	}
+	for _, p := range parts {
+		p.docs = make([]uint32, stems)
+		p.pos = make([]uint32, stems)
+		p.last = make([]int32, stems)
+	}
+	return parts
+}
+
+// inParallel runs fn on every part, each in a goroutine of its own, and
+// waits for them.
+func inParallel(parts []*buildPart, fn func(*buildPart)) {
+	var wg sync.WaitGroup
+	for _, p := range parts[min(1, len(parts)):] {
+		wg.Go(func() { fn(p) })
+	}
+	if len(parts) > 0 {
+		fn(parts[0])
+	}
+	wg.Wait()
+}
+
+// count numbers the part's tokens for the domain (remap), counts their
+// chunks and positions, and sets each chunk's length.
+func (p *buildPart) count(remap map[*tokenizer][]int32, length []float32) {
+	for t := range p.last {
+		p.last[t] = -1
+	}
+	d := p.first
+	for _, tb := range p.batches {
 		r := remap[tb.tz]
 		at := 0
 		for ci := range tb.chunks {
-			c := &tb.chunks[ci]
-			pg, ok := di.pages[c.PagePath]
-			if !ok {
-				pg = int32(len(di.pages))
-				di.pages[c.PagePath] = pg
-			}
-			di.page[d] = pg
+			n := 0
 			for fi := range numFields {
 				k := int(tb.fieldLen[ci*numFields+fi])
-				for p, t := range tb.stream[at : at+k] {
+				for pos, t := range tb.stream[at : at+k] {
 					t = r[t]
-					tb.stream[at+p] = t
-					if last[t] != d {
-						last[t] = d
-						nDocs[t]++
+					tb.stream[at+pos] = t
+					if p.last[t] != d {
+						p.last[t] = d
+						p.docs[t]++
 					}
-					if p <= posMask {
-						nPos[t]++
+					if pos <= posMask {
+						p.pos[t]++
 					}
 				}
 				at += k
+				n += k
 			}
-			bst := RankBoost(c.Boost)
-			di.boost[d] = float32(bst)
-			di.maxBoost = max(di.maxBoost, bst)
+			length[d] = float32(n)
 			d++
 		}
 	}
-	// The postings of token t are slices of shared arrays.
-	var sumDocs, sumPos uint32
-	for t := range stems {
-		sumDocs += nDocs[t]
-		sumPos += nPos[t]
+}
+
+// fill writes the part's postings where count's numbers, made indexes,
+// say, and lets go of its batches' tokens. posStart is where each token's
+// positions start in arrays.pos, which its offsets count from.
+func (p *buildPart) fill(arrays postingArrays, posStart []uint32) {
+	for t := range p.last {
+		p.last[t] = -1
 	}
-	allDocs := make([]int32, sumDocs)
-	allWTF := make([]float32, sumDocs)
-	allOff := make([]uint32, int(sumDocs)+len(stems))
-	allPos := make([]uint32, sumPos)
-	lists := make([]postings, len(stems))
-	di.terms = make(map[string]*postings, len(stems))
-	var docAt, posAt uint32
-	var size int64
-	for t, st := range stems {
-		pl := &lists[t]
-		pl.docs = allDocs[docAt : docAt : docAt+nDocs[t]]
-		pl.wtf = allWTF[docAt : docAt : docAt+nDocs[t]]
-		offAt := docAt + uint32(t)
-		pl.off = allOff[offAt : offAt : offAt+nDocs[t]+1]
-		pl.pos = allPos[posAt : posAt : posAt+nPos[t]]
-		docAt += nDocs[t]
-		posAt += nPos[t]
-		di.terms[st] = pl
-		last[t] = -1
-		size += int64(len(st)) + 64 + int64(nDocs[t])*12 + int64(nPos[t])*4
-	}
-	var total float64
-	d = 0
-	for _, tb := range b.batches {
+	d := p.first
+	for _, tb := range p.batches {
 		at := 0
 		for ci := range tb.chunks {
-			n := uint32(0)
 			for fi := range numFields {
 				w := fieldWeights[fi]
 				k := int(tb.fieldLen[ci*numFields+fi])
-				for p, t := range tb.stream[at : at+k] {
-					pl := &lists[t]
-					if last[t] != d {
-						last[t] = d
-						pl.docs = append(pl.docs, d)
-						pl.wtf = append(pl.wtf, 0)
-						pl.off = append(pl.off, uint32(len(pl.pos)))
+				for pos, t := range tb.stream[at : at+k] {
+					if p.last[t] != d {
+						p.last[t] = d
+						i := p.docs[t]
+						p.docs[t]++
+						arrays.docs[i] = d
+						// The offsets of token t start t places after its
+						// chunks, one more each than the tokens before.
+						arrays.off[i+uint32(t)] = p.pos[t] - posStart[t]
 					}
-					pl.wtf[len(pl.wtf)-1] += w
-					if p <= posMask {
-						pl.pos = append(pl.pos, uint32(fi)<<fieldShift|uint32(p))
+					arrays.wtf[p.docs[t]-1] += w
+					if pos <= posMask {
+						arrays.pos[p.pos[t]] = uint32(fi)<<fieldShift | uint32(pos)
+						p.pos[t]++
 					}
 				}
 				at += k
-				n += uint32(k)
 			}
-			di.length[d] = float32(n)
-			total += float64(n)
 			d++
 		}
 		tb.stream, tb.fieldLen = nil, nil
 	}
-	for t := range lists {
-		lists[t].off = append(lists[t].off, uint32(len(lists[t].pos)))
-	}
-	if len(di.chunks) > 0 {
-		di.avgLen = total / float64(len(di.chunks))
-	}
-	// The stems are not needed in their numbering any more.
-	di.sorted = stems
-	slices.Sort(di.sorted)
-	di.prepare()
-	// What prepare adds: a norm and a seq a chunk, a postings pointer a
-	// token.
-	size += int64(len(di.chunks))*16 + int64(len(stems))*8
-	for _, c := range di.chunks {
-		size += int64(len(c.ID)+len(c.PagePath)+len(c.Anchor)+len(c.URL)+len(c.PageTitle)+len(c.Heading)+
-			len(c.Text)+len(c.Version)+len(c.Language)+len(c.PageHash)+len(c.Keywords)) + 256
-		for _, b := range c.Breadcrumb {
-			size += int64(len(b)) + 16
-		}
-	}
-	di.bytes = size + int64(len(di.chunks))*8 + pageCountsBytes
-	return di
 }

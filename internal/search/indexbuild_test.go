@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,9 +46,53 @@ func TestIndexBuildSameWithAnyWorkers(t *testing.T) {
 	if len(one.terms) < len(vocab) || len(one.chunks) != len(chunks) {
 		t.Fatalf("one goroutine: %d terms, %d chunks", len(one.terms), len(one.chunks))
 	}
+	want := naivePostings(chunks)
+	if len(one.terms) != len(want) {
+		t.Fatalf("%d terms, want %d", len(one.terms), len(want))
+	}
+	for st, w := range want {
+		got := one.terms[st]
+		if got == nil || !slices.Equal(got.docs, w.docs) || !slices.Equal(got.wtf, w.wtf) || !slices.Equal(got.off, w.off) || !slices.Equal(got.pos, w.pos) {
+			t.Fatalf("postings of %q: %+v, want %+v", st, got, w)
+		}
+	}
 	for _, n := range []int{2, 3, 8} {
 		if got := build(n); !reflect.DeepEqual(got, one) {
 			t.Errorf("the index built by %d goroutines differs from one built by one", n)
 		}
 	}
+}
+
+// naivePostings indexes chunks the plain way, one token at a time, for
+// the build to be checked against.
+func naivePostings(chunks []Chunk) map[string]*postings {
+	out := map[string]*postings{}
+	for d, c := range chunks {
+		f := rawFields(c)
+		for fi, text := range [numFields]string{f.Title, f.Headings, f.Keywords, f.Body} {
+			p := 0
+			analyzedTokens(text, func(raw string) {
+				st := stemToken(raw)
+				pl := out[st]
+				if pl == nil {
+					pl = &postings{}
+					out[st] = pl
+				}
+				if len(pl.docs) == 0 || pl.docs[len(pl.docs)-1] != int32(d) {
+					pl.docs = append(pl.docs, int32(d))
+					pl.wtf = append(pl.wtf, 0)
+					pl.off = append(pl.off, uint32(len(pl.pos)))
+				}
+				pl.wtf[len(pl.wtf)-1] += fieldWeights[fi]
+				if p <= posMask {
+					pl.pos = append(pl.pos, uint32(fi)<<fieldShift|uint32(p))
+				}
+				p++
+			})
+		}
+	}
+	for _, pl := range out {
+		pl.off = append(pl.off, uint32(len(pl.pos)))
+	}
+	return out
 }

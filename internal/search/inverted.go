@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -109,16 +110,30 @@ func (di *domainIndex) prepare() {
 		di.seq[d] = di.chunks[d].Seq
 		di.hasGroups = di.hasGroups || len(di.chunks[d].Groups) > 0
 	}
+	// Each token's maxTF takes a walk of its postings: the tokens are
+	// shared out between goroutines, in runs.
 	di.sortedPostings = make([]*postings, len(di.sorted))
-	for i, tok := range di.sorted {
-		pl := di.terms[tok]
-		di.sortedPostings[i] = pl
-		pl.maxTF = 0
-		for k, d := range pl.docs {
-			pl.maxTF = max(pl.maxTF, di.tf(pl.wtf[k], d))
-		}
+	workers := min(runtime.GOMAXPROCS(0), 1+len(di.sorted)/prepareRun)
+	per := (len(di.sorted) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for from := 0; from < len(di.sorted); from += per {
+		wg.Go(func() {
+			for i := from; i < min(from+per, len(di.sorted)); i++ {
+				pl := di.terms[di.sorted[i]]
+				di.sortedPostings[i] = pl
+				pl.maxTF = 0
+				for k, d := range pl.docs {
+					pl.maxTF = max(pl.maxTF, di.tf(pl.wtf[k], d))
+				}
+			}
+		})
 	}
+	wg.Wait()
 }
+
+// prepareRun is about the fewest tokens worth a goroutine of their own in
+// prepare.
+const prepareRun = 4096
 
 // bm25Norm is bm25's normalization of a chunk's term frequencies by its
 // length.
