@@ -73,7 +73,6 @@ func BenchmarkModelAnswer(b *testing.B) {
 func BenchmarkExtractiveAnswer(b *testing.B) {
 	e := setup(b, func(c *assistant.Config) {
 		c.Turns = discardTurns{}
-		c.Index = search.NewMemory(c.Index.(search.Source), search.MemoryConfig{})
 	})
 	d := e.withModel(e.domain, assistant.ModelExtractive)
 	question := "How do I exclude files from a sync?"
@@ -84,7 +83,7 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 		must(b, err)
 		site, err := docs.Load(os.DirFS(dir))
 		must(b, err)
-		if _, err := search.Build(b.Context(), e.store, d.ID, site, d.SiteURL); err != nil {
+		if _, err := search.Build(b.Context(), e.index, d.ID, site, d.SiteURL); err != nil {
 			b.Fatal(err)
 		}
 		question = cmp.Or(os.Getenv("DOCSMITH_BENCH_QUESTION"), "How do I run my collection tests from the terminal against a self-hosted instance?")

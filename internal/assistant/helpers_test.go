@@ -25,6 +25,7 @@ const siteURL = "https://tern.example/docs"
 type env struct {
 	t       testing.TB
 	store   *sqlite.Store
+	index   *search.Memory // the store's search index, in memory as the server holds it
 	tenants *tenant.Service
 	svc     *assistant.Service
 	domain  tenant.Domain // org acme, indexed
@@ -41,7 +42,7 @@ func setup(t testing.TB, configure func(*assistant.Config)) *env {
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
-	e := &env{t: t, store: store, tenants: tenant.NewService(store, now)}
+	e := &env{t: t, store: store, index: search.NewMemory(store, search.MemoryConfig{}), tenants: tenant.NewService(store, now)}
 	for _, org := range []string{"acme", "globex"} {
 		_, err := e.tenants.CreateOrg(ctx, org)
 		must(t, err)
@@ -51,7 +52,7 @@ func setup(t testing.TB, configure func(*assistant.Config)) *env {
 	e.domain = e.newDomain(tenant.Domain{ID: "tern", OrgID: "acme", ProjectID: "acme-docs", SiteURL: siteURL, FinishThreadID: true})
 	e.sibling = e.newDomain(tenant.Domain{ID: "tern-beta", OrgID: "acme", ProjectID: "acme-docs", SiteURL: siteURL})
 	e.foreign = e.newDomain(tenant.Domain{ID: "globex", OrgID: "globex", ProjectID: "globex-docs", SiteURL: siteURL})
-	cfg := assistant.Config{Index: store, Threads: store, Now: now, Heartbeat: time.Hour}
+	cfg := assistant.Config{Index: e.index, Threads: store, Now: now, Heartbeat: time.Hour}
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -65,7 +66,7 @@ func (e *env) newDomain(d tenant.Domain) tenant.Domain {
 	must(e.t, err)
 	site, err := docs.Load(os.DirFS("testdata/site"))
 	must(e.t, err)
-	if _, err := search.Build(e.t.Context(), e.store, d.ID, site, d.SiteURL); err != nil {
+	if _, err := search.Build(e.t.Context(), e.index, d.ID, site, d.SiteURL); err != nil {
 		e.t.Fatal(err)
 	}
 	return d

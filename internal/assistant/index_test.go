@@ -34,7 +34,7 @@ func indexEnv(t *testing.T, repo, docsRoot string) (*env, *assistant.Indexer, te
 	must(t, err)
 	d, err := e.tenants.CreateDomain(ctx, tenant.Domain{ID: "fresh", OrgID: "acme", ProjectID: "repo", SiteURL: siteURL})
 	must(t, err)
-	x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.store, WorkDir: t.TempDir()})
+	x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir()})
 	return e, x, d
 }
 
@@ -114,7 +114,7 @@ func TestIndexNeedsTheNamedToken(t *testing.T) {
 	must(t, err)
 	d, err := e.tenants.CreateDomain(ctx, tenant.Domain{ID: "private", OrgID: "acme", ProjectID: "private"})
 	must(t, err)
-	x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.store, WorkDir: t.TempDir(),
+	x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	if _, err := x.Index(ctx, d); !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.MessageOf(err), "DOCS_TOKEN") {
 		t.Fatalf("missing token: %v", err)
@@ -145,8 +145,8 @@ func TestIndexFromGitMirror(t *testing.T) {
 	// The second reads through a checkout on disk, as for a docs root too
 	// large to read into memory.
 	indexers := []*assistant.Indexer{
-		assistant.NewIndexer(assistant.IndexerConfig{Git: git, Projects: e.store, Index: e.store, WorkDir: work, MirrorDir: mirrors}),
-		assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.store, WorkDir: work, MirrorDir: mirrors, MaxDocsInMemory: 1}),
+		assistant.NewIndexer(assistant.IndexerConfig{Git: git, Projects: e.store, Index: e.index, WorkDir: work, MirrorDir: mirrors}),
+		assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: work, MirrorDir: mirrors, MaxDocsInMemory: 1}),
 	}
 	buildAll := func() []assistant.IndexResult {
 		t.Helper()
@@ -249,7 +249,7 @@ func TestIndexFromGitRefusesLinksAndHugeFiles(t *testing.T) {
 	for _, maxInMemory := range []int64{0, 1} {
 		var logs strings.Builder
 		e, _, d := indexEnv(t, repo, "docs")
-		x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.store, WorkDir: t.TempDir(),
+		x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
 			MaxDocsInMemory: maxInMemory, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 		res, err := x.Index(t.Context(), d)
 		must(t, err)

@@ -15,31 +15,17 @@ import (
 // that says "support" on every page and never mentions Windows: a question
 // whose key terms no passage shares is not covered, however well its
 // generic words match; a question whose key terms are there is answered
-// from the passages that hold them. The answers are the same whether the
-// index is the store's or held in memory, which counts a term's pages
-// itself.
+// from the passages that hold them.
 func TestExtractiveOffTopic(t *testing.T) {
 	t.Parallel()
-	t.Run("store", func(t *testing.T) {
-		t.Parallel()
-		testExtractiveOffTopic(t, setup(t, nil))
-	})
-	t.Run("memory", func(t *testing.T) {
-		t.Parallel()
-		testExtractiveOffTopic(t, setup(t, func(c *assistant.Config) {
-			c.Index = search.NewMemory(c.Index.(search.Source), search.MemoryConfig{})
-		}))
-	})
-}
-
-func testExtractiveOffTopic(t *testing.T, e *env) {
+	e := setup(t, nil)
 	_, err := e.tenants.CreateProject(t.Context(), tenant.Project{ID: "pilot", OrgID: "acme", RepoURL: "testdata/offtopic"})
 	must(t, err)
 	d, err := e.tenants.CreateDomain(t.Context(), tenant.Domain{ID: "pilot", OrgID: "acme", ProjectID: "pilot", SiteURL: "https://pilot.example"})
 	must(t, err)
 	site, err := docs.Load(os.DirFS("testdata/offtopic"))
 	must(t, err)
-	if _, err := search.Build(t.Context(), e.store, d.ID, site, d.SiteURL); err != nil {
+	if _, err := search.Build(t.Context(), e.index, d.ID, site, d.SiteURL); err != nil {
 		t.Fatal(err)
 	}
 

@@ -42,7 +42,7 @@ func TestIndexedOpenAPIPageIsSearchable(t *testing.T) {
 	if !strings.Contains(page.Content, "engraved on the base") {
 		t.Fatalf("the API page was indexed without its spec's text:\n%s", page.Content)
 	}
-	hits, err := search.NewRetriever(store).Retrieve(t.Context(), "acme-docs", search.Request{Query: "serial number engraved", PageSize: 3})
+	hits, err := search.NewRetriever(search.NewMemory(store, search.MemoryConfig{})).Retrieve(t.Context(), "acme-docs", search.Request{Query: "serial number engraved", PageSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

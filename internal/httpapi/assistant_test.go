@@ -68,6 +68,7 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 		t.Fatal(err)
 	}
 	s := &assistantServer{t: t, store: store}
+	index := search.NewMemory(store, search.MemoryConfig{})
 	check := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -82,7 +83,7 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	domain := func(d tenant.Domain) {
 		_, err := tenants.CreateDomain(ctx, d)
 		check(err)
-		_, err = search.Build(ctx, store, d.ID, site, d.SiteURL)
+		_, err = search.Build(ctx, index, d.ID, site, d.SiteURL)
 		check(err)
 		check(store.PutCatalog(ctx, d.ID, search.Catalog(site, d.SiteURL)))
 	}
@@ -98,7 +99,7 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
 	s.globex, s.globexAdm = key("globex", apikey.Assistant), key("globex", apikey.Admin)
 
-	svc := assistant.New(assistant.Config{Index: store, Threads: store, Catalogs: store, Now: now})
+	svc := assistant.New(assistant.Config{Index: index, Threads: store, Catalogs: store, Now: now})
 	srv := New(Deps{
 		Tenants:      tenants,
 		Assistant:    svc,

@@ -6,9 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// Text analysis shared by every engine. The engines tokenize on their own
-// (letters and digits, lower case, English stemming); what they cannot do is
-// done here, the same way on both sides:
+// Text analysis of the index and of queries. Tokens are runs of letters and
+// digits, lower-cased and stemmed (English); before that:
 //
 //   - Chinese, Japanese and Korean text has no spaces between words, so a
 //     run of such characters becomes its overlapping character bigrams
@@ -17,8 +16,7 @@ import (
 //   - Identifiers written in camel case ("randomUUID") are followed by their
 //     parts ("random UUID"), so that the words a reader types find them.
 
-// Fields is a chunk's text as the engine should index it, one string per
-// ranked field.
+// Fields is a chunk's text per ranked field.
 type Fields struct {
 	// Title is the page title.
 	Title string
@@ -29,17 +27,6 @@ type Fields struct {
 	Keywords string
 	// Body is the chunk's text.
 	Body string
-}
-
-// IndexFields returns what to index for a chunk, analyzed.
-func IndexFields(c Chunk) Fields {
-	f := rawFields(c)
-	return Fields{
-		Title:    Analyze(f.Title),
-		Headings: Analyze(f.Headings),
-		Keywords: Analyze(f.Keywords),
-		Body:     Analyze(f.Body),
-	}
 }
 
 // rawFields is a chunk's text per ranked field, before analysis.
@@ -55,7 +42,7 @@ func rawFields(c Chunk) Fields {
 
 // Analyze rewrites text for indexing: CJK runs become bigrams and camel-case
 // identifiers are followed by their parts. Other text is left for the
-// engine's tokenizer.
+// tokenizer.
 func Analyze(text string) string {
 	if isPlainASCII(text) && !hasCamel(text) {
 		return text
@@ -218,7 +205,7 @@ func isCJKScript(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
-// isWordRune is what the engines keep inside a word: letters, digits and
+// isWordRune is what a tokenizer keeps inside a word: letters, digits and
 // combining marks.
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
@@ -317,22 +304,4 @@ func camelCuts(w string, cuts []int) []int {
 		return cuts[:0]
 	}
 	return cuts
-}
-
-// Tokens counts the words of the fields, as the engines' tokenizers split
-// them (runs of letters, digits and combining marks): the chunk length
-// that bm25 normalizes a term's frequency by.
-func (f Fields) Tokens() int {
-	n := 0
-	for _, s := range []string{f.Title, f.Headings, f.Keywords, f.Body} {
-		in := false
-		for _, r := range s {
-			w := isWordRune(r)
-			if w && !in {
-				n++
-			}
-			in = w
-		}
-	}
-	return n
 }

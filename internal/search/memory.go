@@ -15,10 +15,13 @@ import (
 )
 
 // Source is a store's search index as a Memory reads it: the store keeps
-// the chunks and their statistics; a Memory keeps an inverted index of each
-// domain it serves, built from them.
+// the chunks; a Memory keeps an inverted index of each domain it serves,
+// built from them, and searches it.
 type Source interface {
-	Index
+	// ReplacePages, PageHashes and Page are Index's.
+	ReplacePages(ctx context.Context, domain string, chunks []Chunk, removedPages []string) error
+	PageHashes(ctx context.Context, domain string) (map[string]string, error)
+	Page(ctx context.Context, domain, path string) (PageText, error)
 	// IndexVersion returns the domain's index version, which changes with
 	// every ReplacePages of the domain (0 for a domain never indexed).
 	IndexVersion(ctx context.Context, domain string) (int64, error)
@@ -56,7 +59,7 @@ type MemoryConfig struct {
 // CheckEvery, and at once after Changed). Domains least recently searched
 // are dropped when the indexes held pass MaxBytes. Writes and pages go to
 // the store. Ranking is the same whatever the store: bm25 over the domain's
-// own statistics, then the page-level ranking of RankCandidates.
+// own statistics, then the page-level ranking of rankRows.
 type Memory struct {
 	src Source
 	cfg MemoryConfig

@@ -14,7 +14,7 @@ const maxTerms = 48
 // ParseQuery turns a reader's text into query terms:
 //
 //   - "quoted phrases" become required phrases;
-//   - other words are optional alternatives, ranked by the engine; stop words
+//   - other words are optional alternatives, ranked by relevance; stop words
 //     of English and of lang (see DetectLanguage) are dropped, and so are
 //     one-letter words;
 //   - a compound written without spaces ("CLAUDE.md", "data/prices.json",
@@ -24,7 +24,7 @@ const maxTerms = 48
 //   - the last word, when the text does not end in a space or punctuation
 //     (someone still typing), also matches as a prefix.
 //
-// Stemming is left to the engine.
+// Stemming is left to the index's tokenizer.
 func ParseQuery(text, lang string) []Term {
 	// Room for the terms of text's words: about two a word (the word, and
 	// it with its neighbour), so that they are not copied as they come.

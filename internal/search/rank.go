@@ -7,16 +7,6 @@ import (
 	"strings"
 )
 
-// Candidate is a chunk an engine matched, before page-level ranking.
-type Candidate struct {
-	// Key is the engine's key of the chunk's row.
-	Key      int64
-	PagePath string
-	Seq      int
-	// Score is the engine's relevance times the boosts, higher is better.
-	Score float64
-}
-
 // Page-level evidence: a page whose several chunks match is a better answer
 // than a page with one lucky chunk, so each chunk gains pageEvidence times
 // the scores of its page's other best chunks (pageEvidenceChunks of them
@@ -25,37 +15,6 @@ const (
 	pageEvidence       = 0.5
 	pageEvidenceChunks = 3
 )
-
-// RankCandidates is the ranking every engine applies to its best matches:
-// page-level evidence, then at most maxPerPage chunks a page (0: no cap),
-// then the best limit, best first. Scores are replaced by the ranking's.
-// Engines pass enough candidates (several times limit) for the pages that
-// can make the cut. A candidate is one chunk, so no two share a page and a
-// Seq.
-func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
-	s := getQueryScratch()
-	defer s.release()
-	// The pages are numbered, so that the ranking compares numbers rather
-	// than paths.
-	pageNo := make(map[string]int32)
-	rows := s.rows[:0]
-	for i, c := range cands {
-		n, ok := pageNo[c.PagePath]
-		if !ok {
-			n = int32(len(pageNo))
-			pageNo[c.PagePath] = n
-		}
-		rows = append(rows, rankRow{score: c.Score, seq: c.Seq, page: n, item: int32(i)})
-	}
-	s.rows = rows
-	ranked := rankRows(rows, len(pageNo), maxPerPage, limit, func(i int32) string { return cands[i].PagePath }, s)
-	out := make([]Candidate, len(ranked))
-	for k, r := range ranked {
-		out[k] = cands[r.item]
-		out[k].Score = r.score
-	}
-	return out
-}
 
 // rankRow is a candidate as the page-level ranking sees it: no path, so
 // that rows move without write barriers and compare by number.
@@ -67,8 +26,9 @@ type rankRow struct {
 	page, item int32
 }
 
-// rankRows is RankCandidates on rows whose pages are numbered from 0 to
-// pages-1: it returns the ranked rows, best first, with the ranking's
+// rankRows is the page-level ranking: page-level evidence, then at most
+// maxPerPage rows a page (0: no cap), then the best limit, best first, on
+// rows whose pages are numbered from 0 to pages-1. It returns the ranked rows, best first, with the ranking's
 // scores, in s's buffers. pathOf returns an item's page path, which orders
 // candidates of equal scores.
 func rankRows(rows []rankRow, pages, maxPerPage, limit int, pathOf func(item int32) string, s *queryScratch) []rankRow {
@@ -303,19 +263,14 @@ func SingleWordTerms(ts []Term) int {
 	return n
 }
 
-// NormalizeScore maps an engine's relevance onto [0, 1), so that one
-// threshold means about the same on a small site and a large one, for a
-// short query and a long one. A word found once in one chunk of total
-// scores about ln(total) in bm25-like ranking, so relevance is first taken
-// in units of that; then per query word, by the square root, because a long
-// question matches more words but seldom all of them; scale brings an
-// engine's raw figures to the same range; then x/(x+1) saturates.
-func NormalizeScore(raw, scale float64, words, total int) float64 {
-	return newScoreNormalizer(scale, words, total).normalize(raw)
-}
-
-// scoreNormalizer is NormalizeScore for the hits of one query: the
-// logarithm and the square root, which are the query's, are computed once.
+// scoreNormalizer maps relevance onto [0, 1), so that one threshold means
+// about the same on a small site and a large one, for a short query and a
+// long one. A word found once in one chunk of total scores about
+// ln(total) in bm25-like ranking, so relevance is first taken in units of
+// that; then per query word, by the square root, because a long question
+// matches more words but seldom all of them; scale brings raw figures to
+// the same range; then x/(x+1) saturates. The logarithm and the square
+// root, which are the query's, are computed once.
 type scoreNormalizer struct {
 	scale     float64
 	logTotal  float64
@@ -330,27 +285,11 @@ func newScoreNormalizer(scale float64, words, total int) scoreNormalizer {
 	}
 }
 
-// normalize is NormalizeScore(raw, ...), the operations in the same order,
-// so that the scores are the same to the bit.
+// normalize maps one relevance.
 func (n scoreNormalizer) normalize(raw float64) float64 {
 	if raw <= 0 || math.IsNaN(raw) {
 		return 0
 	}
 	x := n.scale * raw / n.logTotal / n.sqrtWords
 	return x / (x + 1)
-}
-
-// RankedHits turns the ranked candidates into hits, in their order, from
-// the chunks an engine read for them by key, each score normalized (see
-// NormalizeScore). A candidate whose chunk was not read (its page was
-// rewritten in between) is left out.
-func RankedHits(ranked []Candidate, chunks map[int64]Chunk, scale float64, words, total int) []Hit {
-	hits := make([]Hit, 0, len(ranked))
-	norm := newScoreNormalizer(scale, words, total)
-	for _, c := range ranked {
-		if chunk, ok := chunks[c.Key]; ok {
-			hits = append(hits, Hit{Chunk: chunk, Score: norm.normalize(c.Score)})
-		}
-	}
-	return hits
 }

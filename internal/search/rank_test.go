@@ -8,6 +8,42 @@ import (
 	"testing"
 )
 
+// Candidate is a chunk matched, before page-level ranking, for the tests
+// of rankRows.
+type Candidate struct {
+	Key      int64
+	PagePath string
+	Seq      int
+	Score    float64
+}
+
+// RankCandidates ranks candidates with rankRows, as the index ranks its
+// best chunks: page-level evidence, then at most maxPerPage a page (0: no
+// cap), then the best limit, best first, scores replaced by the
+// ranking's. No two candidates share a page and a Seq.
+func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
+	s := getQueryScratch()
+	defer s.release()
+	pageNo := make(map[string]int32)
+	rows := s.rows[:0]
+	for i, c := range cands {
+		n, ok := pageNo[c.PagePath]
+		if !ok {
+			n = int32(len(pageNo))
+			pageNo[c.PagePath] = n
+		}
+		rows = append(rows, rankRow{score: c.Score, seq: c.Seq, page: n, item: int32(i)})
+	}
+	s.rows = rows
+	ranked := rankRows(rows, len(pageNo), maxPerPage, limit, func(i int32) string { return cands[i].PagePath }, s)
+	out := make([]Candidate, len(ranked))
+	for k, r := range ranked {
+		out[k] = cands[r.item]
+		out[k].Score = r.score
+	}
+	return out
+}
+
 func TestRankCandidates(t *testing.T) {
 	t.Parallel()
 	cands := []Candidate{
@@ -42,19 +78,6 @@ func TestRankCandidates(t *testing.T) {
 	}
 	if got := RankCandidates(nil, 2, 5); len(got) != 0 {
 		t.Errorf("no candidates = %v", got)
-	}
-}
-
-func TestRankedHits(t *testing.T) {
-	t.Parallel()
-	ranked := []Candidate{{Key: 7, Score: 9}, {Key: 3, Score: 4}, {Key: 5, Score: 1}}
-	chunks := map[int64]Chunk{3: {ID: "b"}, 7: {ID: "a"}, 99: {ID: "unranked"}}
-	hits := RankedHits(ranked, chunks, 1, 2, 100)
-	if len(hits) != 2 || hits[0].ID != "a" || hits[1].ID != "b" {
-		t.Fatalf("hits = %+v, want a then b, the unread candidate 5 left out", hits)
-	}
-	if want := NormalizeScore(9, 1, 2, 100); hits[0].Score != want || hits[1].Score >= hits[0].Score {
-		t.Errorf("scores = %v, %v; want %v first, then lower", hits[0].Score, hits[1].Score, want)
 	}
 }
 

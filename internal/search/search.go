@@ -3,11 +3,11 @@
 // turns a reader's question into a ranked list of passages for the search
 // endpoint and the assistant.
 //
-// The index itself is an interface (Index) so that each store (SQLite FTS5,
-// PostgreSQL tsvector) brings its own engine. Everything that does not depend
-// on the engine lives here: chunking, the text analysis applied before
-// indexing (CJK bigrams, identifier splitting), query parsing (stop words,
-// phrases, prefixes), language detection and the evaluation harness.
+// The stores keep the chunks (Source); each process searches them in an
+// inverted index it holds in memory (Memory), with one ranking whatever the
+// store. The package also holds the text analysis (CJK bigrams, identifier
+// splitting), query parsing (stop words, phrases, prefixes), language
+// detection and the evaluation harness.
 package search
 
 import (
@@ -85,8 +85,8 @@ type Term struct {
 	Required bool
 }
 
-// Query is a search as an Index runs it: optional terms ranked by the
-// engine's relevance, required terms all present, then boosts and filters.
+// Query is a search as an Index runs it: optional terms ranked by their
+// relevance, required terms all present, then boosts and filters.
 type Query struct {
 	// Text is the original text, for logs; Index implementations search
 	// Terms.
@@ -106,9 +106,8 @@ type Query struct {
 // Hit is a chunk found by a search.
 type Hit struct {
 	Chunk
-	// Score is the relevance in [0, 1], higher is better. Each engine
-	// maps its own relevance onto this range; scores compare within one
-	// index, not across engines.
+	// Score is the relevance in [0, 1], higher is better; scores compare
+	// within one domain's index.
 	Score float64
 }
 
@@ -162,7 +161,7 @@ type Index interface {
 // factor would let a boosted page outrank far better matches.
 const boostDamping = 0.1
 
-// RankBoost is the factor an engine multiplies a chunk's relevance by for its
+// RankBoost is the factor ranking multiplies a chunk's relevance by for its
 // Boost: Boost to the power boostDamping, 1 when unset.
 func RankBoost(boost float64) float64 {
 	if boost <= 0 || math.IsNaN(boost) || math.IsInf(boost, 0) {

@@ -29,10 +29,9 @@ var benchQuestions = []string{
 // BenchmarkSearchRetrieve measures the assistant's retrieval (the
 // Retriever over an Index, as an assistant request runs it) on the same
 // docs site stored in SQLite and in PostgreSQL, in one run, and reports p50
-// and p99 latency per question: "memory" is the index in memory loaded from
-// the store, as the server searches (with the first query's latency after a
-// cold start and the heap the index takes); "engine" is the store's own
-// full-text search:
+// and p99 latency per question of the index in memory loaded from the
+// store, as the server searches, with the first query's latency after a
+// cold start and the heap the index takes:
 //
 //	DOCSMITH_BENCH_SITE=/path/to/docs \
 //	DOCSMITH_BENCH_QUESTIONS=/path/to/dev-questions.jsonl \
@@ -76,38 +75,31 @@ func BenchmarkSearchRetrieve(b *testing.B) {
 		}},
 	}
 	for _, be := range backends {
-		for _, mode := range []string{"memory", "engine"} {
-			b.Run(mode+"-"+be.name, func(b *testing.B) {
-				benchRetrieve(b, be.open(b), mode == "memory", site, questions)
-			})
-		}
+		b.Run("memory-"+be.name, func(b *testing.B) {
+			benchRetrieve(b, be.open(b), site, questions)
+		})
 	}
 }
 
-func benchRetrieve(b *testing.B, src search.Source, inMemory bool, site *docs.Site, questions []string) {
-	if _, err := search.Build(b.Context(), src, "bench", site, "https://docs.example"); err != nil {
+func benchRetrieve(b *testing.B, src search.Source, site *docs.Site, questions []string) {
+	if _, err := search.Build(b.Context(), search.NewMemory(src, search.MemoryConfig{}), "bench", site, "https://docs.example"); err != nil {
 		b.Fatalf("build: %v", err)
 	}
-	var idx search.Index = src
-	var cold, heapMiB float64
-	if inMemory {
-		// The first question of a process: the domain's chunks read from
-		// the store and indexed, then searched.
-		mem := search.NewMemory(src, search.MemoryConfig{})
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		start := time.Now()
-		if _, err := search.NewRetriever(mem).Retrieve(b.Context(), "bench", search.Request{Query: questions[0], PageSize: 5}); err != nil {
-			b.Fatal(err)
-		}
-		cold = float64(time.Since(start).Microseconds()) / 1000
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		heapMiB = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
-		idx = mem
+	// The first question of a process: the domain's chunks read from the
+	// store and indexed, then searched.
+	mem := search.NewMemory(src, search.MemoryConfig{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	if _, err := search.NewRetriever(mem).Retrieve(b.Context(), "bench", search.Request{Query: questions[0], PageSize: 5}); err != nil {
+		b.Fatal(err)
 	}
-	r := search.NewRetriever(idx)
+	cold := float64(time.Since(start).Microseconds()) / 1000
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heapMiB := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
+	r := search.NewRetriever(mem)
 	// One pass warms the caches and the planner.
 	for _, q := range questions {
 		if _, err := r.Retrieve(b.Context(), "bench", search.Request{Query: q, PageSize: 5}); err != nil {
@@ -128,8 +120,6 @@ func benchRetrieve(b *testing.B, src search.Source, inMemory bool, site *docs.Si
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
 	}
-	if inMemory {
-		b.ReportMetric(cold, "cold-ms")
-		b.ReportMetric(heapMiB, "MiB-heap")
-	}
+	b.ReportMetric(cold, "cold-ms")
+	b.ReportMetric(heapMiB, "MiB-heap")
 }

@@ -22,7 +22,9 @@ import (
 // fixtureDir is the small docs site the search package's tests use too.
 const fixtureDir = "../../search/testdata/site"
 
-func openSearchStore(tb testing.TB) *sqlite.Store {
+// openSearchStore opens a store in a temp dir and returns its index as the
+// server searches it: in memory, loaded from the store.
+func openSearchStore(tb testing.TB) *search.Memory {
 	tb.Helper()
 	s, err := sqlite.Open(context.Background(), tb.TempDir())
 	if err != nil {
@@ -33,7 +35,7 @@ func openSearchStore(tb testing.TB) *sqlite.Store {
 			tb.Errorf("close sqlite store: %v", err)
 		}
 	})
-	return s
+	return search.NewMemory(s, search.MemoryConfig{})
 }
 
 // fixtureFS copies the fixture site into a MapFS a test may change.
@@ -64,7 +66,7 @@ func load(t *testing.T, fsys fs.FS) *docs.Site {
 }
 
 // builtStore is a store with the fixture site indexed as domain "kettle".
-func builtStore(t *testing.T) *sqlite.Store {
+func builtStore(t *testing.T) *search.Memory {
 	t.Helper()
 	s := openSearchStore(t)
 	if _, err := search.Build(t.Context(), s, "kettle", load(t, fixtureFS(t)), "https://docs.example"); err != nil {
@@ -458,7 +460,7 @@ func BenchmarkSearchBuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		st, err := search.Build(ctx, s, "bench", site, "https://docs.example")
+		st, err := search.Build(ctx, search.NewMemory(s, search.MemoryConfig{}), "bench", site, "https://docs.example")
 		if err != nil {
 			b.Fatal(err)
 		}
