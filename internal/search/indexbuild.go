@@ -198,16 +198,7 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 		slices.Sort(di.sorted)
 	})
 	for d := range di.chunks {
-		c := &di.chunks[d]
-		pg, ok := di.pages[c.PagePath]
-		if !ok {
-			pg = int32(len(di.pages))
-			di.pages[c.PagePath] = pg
-		}
-		di.page[d] = pg
-		bst := RankBoost(c.Boost)
-		di.boost[d] = float32(bst)
-		di.maxBoost = max(di.maxBoost, bst)
+		di.placeChunk(d)
 	}
 
 	parts := splitBatches(b.batches, len(b.tzs), len(stems))

@@ -135,6 +135,20 @@ func (di *domainIndex) prepare() {
 // prepare.
 const prepareRun = 4096
 
+// placeChunk numbers chunk d's page (pages, page) and sets its boost.
+func (di *domainIndex) placeChunk(d int) {
+	c := &di.chunks[d]
+	pg, ok := di.pages[c.PagePath]
+	if !ok {
+		pg = int32(len(di.pages))
+		di.pages[c.PagePath] = pg
+	}
+	di.page[d] = pg
+	b := RankBoost(c.Boost)
+	di.boost[d] = float32(b)
+	di.maxBoost = max(di.maxBoost, b)
+}
+
 // bm25Norm is bm25's normalization of a chunk's term frequencies by its
 // length.
 func bm25Norm(length float32, avgLen float64) float64 {

@@ -431,15 +431,7 @@ func (r *snapReader) index(version int64) *domainIndex {
 			return nil
 		}
 		total += float64(di.length[i])
-		pg, ok := di.pages[c.PagePath]
-		if !ok {
-			pg = int32(len(di.pages))
-			di.pages[c.PagePath] = pg
-		}
-		di.page[i] = pg
-		b := RankBoost(c.Boost)
-		di.boost[i] = float32(b)
-		di.maxBoost = max(di.maxBoost, b)
+		di.placeChunk(i)
 	}
 	if nChunks > 0 {
 		di.avgLen = total / float64(nChunks)
