@@ -17,14 +17,14 @@ import (
 // a throw-away store and scores retrieval on a question set. The store is a
 // SQLite file in a temporary directory, or, with --database-url (or
 // DOCSMITH_DATABASE_URL), a temporary schema of that PostgreSQL database,
-// dropped afterwards: both engines are measured by the same command.
+// dropped afterwards: both stores are measured by the same command.
 func evalRetrieval(ctx context.Context, args []string, env Env) error {
 	fs := newFlagSet("eval retrieval", env)
 	corpus := fs.String("corpus", "", "docs root of the corpus (the directory with docs.json or mint.json)")
 	questions := fs.String("questions", "", "question set, JSON lines (id, question, expected_paths, answer_facts, kind)")
 	k := fs.Int("k", 5, "cut-off of recall@k")
 	showMisses := fs.Bool("show-misses", false, "list the questions whose expected page is not in the top k")
-	databaseURL := fs.String("database-url", "", "evaluate PostgreSQL full-text search: build the index in a temporary schema of this database (default $DOCSMITH_DATABASE_URL; empty: SQLite)")
+	databaseURL := fs.String("database-url", "", "evaluate retrieval from PostgreSQL: build the index in a temporary schema of this database (default $DOCSMITH_DATABASE_URL; empty: SQLite)")
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, "Usage: docsmith eval retrieval --corpus DIR --questions FILE [--k 5] [--show-misses] [--database-url URL]\n\n")
 		fs.PrintDefaults()
