@@ -202,10 +202,9 @@ var errSnapshotDamaged = errors.New("the index snapshot is damaged")
 // the index's size estimate; last, a CRC-32C of all that.
 
 type snapWriter struct {
-	w    *bufio.Writer
-	err  error
-	blob strings.Builder
-	// refs are the strings' offsets and lengths into blob, in order.
+	w   *bufio.Writer
+	err error
+	// refs are the strings' offsets and lengths into the blob, in order.
 	refs []uint32
 	buf  [8]byte
 }
@@ -234,31 +233,42 @@ func (w *snapWriter) header(h snapshotHeader) {
 	w.u64(uint64(h.version))
 }
 
-// str adds s to the blob and returns its reference.
-func (w *snapWriter) str(s string) {
-	w.refs = append(w.refs, uint32(w.blob.Len()), uint32(len(s)))
-	w.blob.WriteString(s)
+func (w *snapWriter) string(s string) {
+	if w.err == nil {
+		_, w.err = w.w.WriteString(s)
+	}
 }
 
-func (w *snapWriter) index(di *domainIndex) {
-	// The blob first: the chunks' strings, then the stems'.
+// blobStrings calls fn with each string of the blob, in order: every
+// chunk's, then the stems'.
+func blobStrings(di *domainIndex, fn func(string)) {
 	for i := range di.chunks {
 		c := &di.chunks[i]
 		for _, s := range [...]string{c.ID, c.PagePath, c.Anchor, c.URL, c.PageTitle, c.Heading, c.Text, c.Version, c.Language, c.PageHash, c.Keywords} {
-			w.str(s)
+			fn(s)
 		}
 		for _, s := range c.Breadcrumb {
-			w.str(s)
+			fn(s)
 		}
 		for _, s := range c.Groups {
-			w.str(s)
+			fn(s)
 		}
 	}
 	for _, st := range di.sorted {
-		w.str(st)
+		fn(st)
 	}
-	w.u64(uint64(w.blob.Len()))
-	w.bytes([]byte(w.blob.String()))
+}
+
+func (w *snapWriter) index(di *domainIndex) {
+	// The blob first: its length, counted with the strings' references,
+	// then the strings themselves, written as they are.
+	var size uint64
+	blobStrings(di, func(s string) {
+		w.refs = append(w.refs, uint32(size), uint32(len(s)))
+		size += uint64(len(s))
+	})
+	w.u64(size)
+	blobStrings(di, w.string)
 	refs := w.refs
 	ref := func() {
 		w.u32(refs[0])
