@@ -211,8 +211,30 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 		di.avgLen = total / float64(len(di.chunks))
 	}
 
-	// The postings of token t are slices of shared arrays, each part's
-	// after the parts' before it.
+	arrays, posStart, size := layOutPostings(parts, stems, lists)
+	inParallel(parts, func(p *buildPart) { p.fill(arrays, posStart) })
+	named.Wait()
+	di.prepare()
+	// What prepare adds: a norm and a seq a chunk, a postings pointer a
+	// token.
+	size += int64(len(di.chunks))*16 + int64(len(stems))*8
+	for _, c := range di.chunks {
+		size += int64(len(c.ID)+len(c.PagePath)+len(c.Anchor)+len(c.URL)+len(c.PageTitle)+len(c.Heading)+
+			len(c.Text)+len(c.Version)+len(c.Language)+len(c.PageHash)+len(c.Keywords)) + 256
+		for _, b := range c.Breadcrumb {
+			size += int64(len(b)) + 16
+		}
+	}
+	di.bytes = size + int64(len(di.chunks))*8 + pageCountsBytes
+	return di
+}
+
+// layOutPostings makes every token's postings slices of shared arrays, the
+// parts' in turn, from the parts' counts; each part's counts become the
+// indexes where it writes the token's next postings. It returns the
+// arrays, where each token's positions start in arrays.pos, and the
+// postings' share of the index's size estimate.
+func layOutPostings(parts []*buildPart, stems []string, lists []postings) (postingArrays, []uint32, int64) {
 	nDocs := make([]uint32, len(stems))
 	nPos := make([]uint32, len(stems))
 	for _, p := range parts {
@@ -254,21 +276,7 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 		posAt += nPos[t]
 		size += int64(len(stems[t])) + 64 + int64(nDocs[t])*12 + int64(nPos[t])*4
 	}
-	inParallel(parts, func(p *buildPart) { p.fill(arrays, posStart) })
-	named.Wait()
-	di.prepare()
-	// What prepare adds: a norm and a seq a chunk, a postings pointer a
-	// token.
-	size += int64(len(di.chunks))*16 + int64(len(stems))*8
-	for _, c := range di.chunks {
-		size += int64(len(c.ID)+len(c.PagePath)+len(c.Anchor)+len(c.URL)+len(c.PageTitle)+len(c.Heading)+
-			len(c.Text)+len(c.Version)+len(c.Language)+len(c.PageHash)+len(c.Keywords)) + 256
-		for _, b := range c.Breadcrumb {
-			size += int64(len(b)) + 16
-		}
-	}
-	di.bytes = size + int64(len(di.chunks))*8 + pageCountsBytes
-	return di
+	return arrays, posStart, size
 }
 
 // numberStems numbers the stems for the domain: the first goroutine's

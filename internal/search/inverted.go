@@ -54,7 +54,7 @@ type domainIndex struct {
 	version int64
 	chunks  []Chunk
 	// length is each chunk's token count over every field; boost its
-	// RankBoost.
+	// rankBoost.
 	length []float32
 	boost  []float32
 	// page numbers each chunk's page; pages maps a page path to its number.
@@ -144,7 +144,7 @@ func (di *domainIndex) placeChunk(d int) {
 		di.pages[c.PagePath] = pg
 	}
 	di.page[d] = pg
-	b := RankBoost(c.Boost)
+	b := rankBoost(c.Boost)
 	di.boost[d] = float32(b)
 	di.maxBoost = max(di.maxBoost, b)
 }

@@ -458,7 +458,7 @@ func (di *domainIndex) hits(q Query) []Hit {
 	}
 	s.rows = rows
 	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, di.pagePath, s)
-	norm := newScoreNormalizer(1, SingleWordTerms(q.Terms), len(di.chunks))
+	norm := newScoreNormalizer(singleWordTerms(q.Terms), len(di.chunks))
 	out := make([]Hit, len(ranked))
 	for i, r := range ranked {
 		out[i].Chunk = di.chunks[r.item]

@@ -28,9 +28,9 @@ type rankRow struct {
 
 // rankRows is the page-level ranking: page-level evidence, then at most
 // maxPerPage rows a page (0: no cap), then the best limit, best first, on
-// rows whose pages are numbered from 0 to pages-1. It returns the ranked rows, best first, with the ranking's
-// scores, in s's buffers. pathOf returns an item's page path, which orders
-// candidates of equal scores.
+// rows whose pages are numbered from 0 to pages-1. It returns the ranked
+// rows, best first, with the ranking's scores, in s's buffers. pathOf
+// returns an item's page path, which orders candidates of equal scores.
 func rankRows(rows []rankRow, pages, maxPerPage, limit int, pathOf func(item int32) string, s *queryScratch) []rankRow {
 	// Only a page's best rows count: those that make its evidence, and
 	// those kept when the page's rows are capped.
@@ -251,9 +251,9 @@ func siftDown(heap []rankRow, i int, order rankOrder) {
 	heap[i] = moving
 }
 
-// SingleWordTerms counts the one-word terms of a query: phrases add to a
+// singleWordTerms counts the one-word terms of a query: phrases add to a
 // chunk's relevance but are not more words to match.
-func SingleWordTerms(ts []Term) int {
+func singleWordTerms(ts []Term) int {
 	n := 0
 	for _, t := range ts {
 		if len(t.Words) == 1 {
@@ -268,18 +268,15 @@ func SingleWordTerms(ts []Term) int {
 // long one. A word found once in one chunk of total scores about
 // ln(total) in bm25-like ranking, so relevance is first taken in units of
 // that; then per query word, by the square root, because a long question
-// matches more words but seldom all of them; scale brings raw figures to
-// the same range; then x/(x+1) saturates. The logarithm and the square
-// root, which are the query's, are computed once.
+// matches more words but seldom all of them; then x/(x+1) saturates. The
+// logarithm and the square root, which are the query's, are computed once.
 type scoreNormalizer struct {
-	scale     float64
 	logTotal  float64
 	sqrtWords float64
 }
 
-func newScoreNormalizer(scale float64, words, total int) scoreNormalizer {
+func newScoreNormalizer(words, total int) scoreNormalizer {
 	return scoreNormalizer{
-		scale:     scale,
 		logTotal:  math.Log(float64(max(total, 2)) + 1),
 		sqrtWords: math.Sqrt(float64(max(words, 1))),
 	}
@@ -290,6 +287,6 @@ func (n scoreNormalizer) normalize(raw float64) float64 {
 	if raw <= 0 || math.IsNaN(raw) {
 		return 0
 	}
-	x := n.scale * raw / n.logTotal / n.sqrtWords
+	x := raw / n.logTotal / n.sqrtWords
 	return x / (x + 1)
 }

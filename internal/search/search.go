@@ -161,9 +161,9 @@ type Index interface {
 // factor would let a boosted page outrank far better matches.
 const boostDamping = 0.1
 
-// RankBoost is the factor ranking multiplies a chunk's relevance by for its
+// rankBoost is the factor ranking multiplies a chunk's relevance by for its
 // Boost: Boost to the power boostDamping, 1 when unset.
-func RankBoost(boost float64) float64 {
+func rankBoost(boost float64) float64 {
 	if boost <= 0 || math.IsNaN(boost) || math.IsInf(boost, 0) {
 		return 1
 	}

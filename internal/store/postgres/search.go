@@ -77,11 +77,11 @@ func insertChunks(ctx context.Context, tx pgx.Tx, domain string, chunks []search
 		for _, c := range chunks[start:min(start+batchSize, len(chunks))] {
 			c = withoutNUL(c)
 			b.Queue(`INSERT INTO search_chunks (domain, chunk_id, page_path, seq, anchor, url, page_title, heading,
-    breadcrumb, text, overlap, keywords, version, language, groups, boost, rank_boost, page_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+    breadcrumb, text, overlap, keywords, version, language, groups, boost, page_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 				domain, c.ID, c.PagePath, c.Seq, c.Anchor, c.URL, c.PageTitle, c.Heading,
 				nonNil(c.Breadcrumb), c.Text, c.Overlap, c.Keywords, c.Version, c.Language, nonNil(c.Groups),
-				max(c.Boost, 0), search.RankBoost(c.Boost), c.PageHash)
+				max(c.Boost, 0), c.PageHash)
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			if isUniqueViolation(err) {

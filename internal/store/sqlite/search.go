@@ -42,8 +42,8 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 			}
 		}
 		insRow, err := tx.PrepareContext(ctx, `INSERT INTO search_chunks (domain, chunk_id, page_path, seq, anchor, url, page_title, heading,
-			breadcrumb, text, overlap, keywords, version, language, groups, boost, rank_boost, page_hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			breadcrumb, text, overlap, keywords, version, language, groups, boost, page_hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
@@ -58,7 +58,7 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 				return fmt.Errorf("encode groups of %s: %w", c.ID, err)
 			}
 			_, err = insRow.ExecContext(ctx, domain, c.ID, c.PagePath, c.Seq, c.Anchor, c.URL, c.PageTitle, c.Heading,
-				string(crumbs), c.Text, c.Overlap, c.Keywords, c.Version, c.Language, string(groups), max(c.Boost, 0), search.RankBoost(c.Boost), c.PageHash)
+				string(crumbs), c.Text, c.Overlap, c.Keywords, c.Version, c.Language, string(groups), max(c.Boost, 0), c.PageHash)
 			if err != nil {
 				if isUniqueViolation(err) {
 					return fmt.Errorf("chunk %q appears twice: %w", c.ID, err)
