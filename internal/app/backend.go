@@ -126,7 +126,11 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open the database: %w", err)
 		}
 		b.Kind, b.Postgres = BackendPostgres, pg
-		b.memory = search.NewMemory(pg, memoryConfig(cfg, log))
+		// The database also keeps the newest snapshot of each domain, for
+		// a replica that has none of its own.
+		memCfg := memoryConfig(cfg, log)
+		memCfg.Shared = pg
+		b.memory = search.NewMemory(pg, memCfg)
 		b.tenants = tenant.NewCachedStore(pg, tenantMaxAge, time.Now)
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg
 		b.Analytics, b.Sessions, b.Workflows = pg, pg, pg

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/cli"
 	"github.com/docsmith/docsmith/internal/config"
@@ -26,9 +28,11 @@ import (
 // search as soon as it listens, and shuts it down. The domain's index is
 // not in memory at the start, so the answer waits for it to be loaded:
 // from the snapshot the previous start left in the data directory
-// (snapshot=kept), or, with the snapshots removed before each start, from
-// the store (snapshot=none, as on a new replica or after the domain
-// changed). It reports, at the median and the slowest iteration, the time
+// (snapshot=kept); with PostgreSQL, from the snapshot the database keeps
+// for a replica that has none of its own (snapshot=shared: the data
+// directory's removed before each start); or from the store's chunks
+// (snapshot=none: every snapshot removed before each start, as on the
+// first load after the domain changed). It reports, at the median and the slowest iteration, the time
 // from the start of Main.Start to the answer ("start-to-answer") and from
 // the listener being up to the answer ("first-query"), on SQLite and, with
 // DOCSMITH_TEST_DATABASE_URL, PostgreSQL. The Go runtime is warm between
@@ -40,43 +44,20 @@ func BenchmarkColdStart(b *testing.B) {
 	if site == "" {
 		b.Skip("set DOCSMITH_BENCH_SITE to a docs site directory")
 	}
-	for _, keep := range []bool{false, true} {
-		name := map[bool]string{false: "none", true: "kept"}[keep]
-		b.Run("backend=sqlite/snapshot="+name, func(b *testing.B) {
-			benchColdStart(b, site, keep, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir()})
-		})
-		b.Run("backend=postgres/snapshot="+name, func(b *testing.B) {
-			benchColdStart(b, site, keep, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir(), "DOCSMITH_DATABASE_URL": storetest.PostgresURL(b)})
+	for _, snapshot := range []string{"none", "shared", "kept"} {
+		if snapshot != "shared" {
+			b.Run("backend=sqlite/snapshot="+snapshot, func(b *testing.B) {
+				benchColdStart(b, site, snapshot, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir()})
+			})
+		}
+		b.Run("backend=postgres/snapshot="+snapshot, func(b *testing.B) {
+			benchColdStart(b, site, snapshot, map[string]string{"DOCSMITH_DATA_DIR": b.TempDir(), "DOCSMITH_DATABASE_URL": storetest.PostgresURL(b)})
 		})
 	}
 }
 
-func benchColdStart(b *testing.B, site string, keepSnapshots bool, env map[string]string) {
-	env["DOCSMITH_ADDR"] = "127.0.0.1:0"
-	env["DOCSMITH_DEMO"] = "false"
-	env["DOCSMITH_WORKERS"] = "0"
-	env["DOCSMITH_LOG_LEVEL"] = "warn"
-	for _, k := range []string{"DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH", "DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY"} {
-		env[k] = "0"
-	}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	cliRun := func(args ...string) string {
-		b.Helper()
-		var out, errOut bytes.Buffer
-		if code := cli.Run(context.Background(), args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, LookupEnv: lookup}); code != 0 {
-			b.Fatalf("docsmith %s: %s", strings.Join(args, " "), errOut.String())
-		}
-		return out.String()
-	}
-	cliRun("org", "create", "acme")
-	cliRun("project", "create", "--org", "acme", "--id", "site", "--repo", site)
-	cliRun("domain", "create", "--org", "acme", "--domain", "site", "--project", "site", "--index=false")
-	cliRun("index", "site")
-	key := strings.TrimSpace(cliRun("key", "create", "--org", "acme", "--kind", "assistant"))
-	cfg, err := config.Bind(flag.NewFlagSet("bench", flag.ContinueOnError), true).Load(lookup)
-	if err != nil {
-		b.Fatal(err)
-	}
+func benchColdStart(b *testing.B, site, snapshot string, env map[string]string) {
+	key, cfg := indexedSite(b, site, env)
 	body := `{"query": "How do I add a custom domain?", "pageSize": 5}`
 
 	snapshots := filepath.Join(env["DOCSMITH_DATA_DIR"], "search-cache")
@@ -87,10 +68,10 @@ func benchColdStart(b *testing.B, site string, keepSnapshots bool, env map[strin
 		}
 		return m
 	}
-	if keepSnapshots {
-		// A start whose load writes the snapshot the others read.
+	if snapshot != "none" {
+		// A start whose load writes the snapshots the others read.
 		m := start()
-		time.Sleep(time.Second) // the warm-up load and its snapshot
+		time.Sleep(time.Second) // the warm-up load and its snapshots
 		if err := m.Shutdown(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -98,10 +79,13 @@ func benchColdStart(b *testing.B, site string, keepSnapshots bool, env map[strin
 
 	var toAnswer, firstQuery []time.Duration
 	for b.Loop() {
-		if !keepSnapshots {
+		if snapshot != "kept" {
 			b.StopTimer()
 			if err := os.RemoveAll(snapshots); err != nil {
 				b.Fatal(err)
+			}
+			if url := env["DOCSMITH_DATABASE_URL"]; url != "" && snapshot == "none" {
+				dropSharedSnapshots(b, url)
 			}
 			b.StartTimer()
 		}
@@ -136,4 +120,51 @@ func benchColdStart(b *testing.B, site string, keepSnapshots bool, env map[strin
 	b.ReportMetric(ms(toAnswer, 1), "start-to-answer-max-ms")
 	b.ReportMetric(ms(firstQuery, 0.5), "first-query-p50-ms")
 	b.ReportMetric(ms(firstQuery, 1), "first-query-max-ms")
+}
+
+// dropSharedSnapshots deletes the snapshots the database at url keeps.
+func dropSharedSnapshots(b *testing.B, url string) {
+	b.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	if _, err := conn.Exec(context.Background(), `DELETE FROM search_snapshots`); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// indexedSite prepares a server's configuration from env (DOCSMITH_DATA_DIR
+// and, for PostgreSQL, DOCSMITH_DATABASE_URL) with the docs site in the
+// directory site indexed as domain "site", as `docsmith index` does, and
+// returns it with an assistant key of the domain's organization.
+func indexedSite(tb testing.TB, site string, env map[string]string) (key string, cfg config.Config) {
+	tb.Helper()
+	env["DOCSMITH_ADDR"] = "127.0.0.1:0"
+	env["DOCSMITH_DEMO"] = "false"
+	env["DOCSMITH_WORKERS"] = "0"
+	env["DOCSMITH_LOG_LEVEL"] = "warn"
+	for _, k := range []string{"DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH", "DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY"} {
+		env[k] = "0"
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cliRun := func(args ...string) string {
+		tb.Helper()
+		var out, errOut bytes.Buffer
+		if code := cli.Run(context.Background(), args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, LookupEnv: lookup}); code != 0 {
+			tb.Fatalf("docsmith %s: %s", strings.Join(args, " "), errOut.String())
+		}
+		return out.String()
+	}
+	cliRun("org", "create", "acme")
+	cliRun("project", "create", "--org", "acme", "--id", "site", "--repo", site)
+	cliRun("domain", "create", "--org", "acme", "--domain", "site", "--project", "site", "--index=false")
+	cliRun("index", "site")
+	key = strings.TrimSpace(cliRun("key", "create", "--org", "acme", "--kind", "assistant"))
+	cfg, err := config.Bind(flag.NewFlagSet("serve", flag.ContinueOnError), true).Load(lookup)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return key, cfg
 }

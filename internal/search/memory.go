@@ -1,10 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"container/list"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"slices"
@@ -50,8 +53,33 @@ type MemoryConfig struct {
 	// from the store (see snapshot.go), from which a process starting
 	// again loads the domain while the store still holds the same pages.
 	SnapshotDir string
-	Log         *slog.Logger
+	// Shared, if set, also keeps the newest snapshot of each domain in the
+	// store, for a process that has none of its own (a new replica) to
+	// load rather than analyse every chunk again.
+	Shared SharedSnapshots
+	Log    *slog.Logger
 }
+
+// SharedSnapshots keeps each domain's newest index snapshot where every
+// process using the store finds it. A snapshot kept there is a cache like
+// a file in SnapshotDir: it is used only when its key, a digest of the
+// analysis and of the pages it was built from, is the key of the pages the
+// store holds now. Any change of the domain's pages may drop it.
+type SharedSnapshots interface {
+	// SharedSnapshotStamp returns the index version and key of the
+	// domain's snapshot; version 0 when there is none.
+	SharedSnapshotStamp(ctx context.Context, domain string) (version int64, key []byte, err error)
+	// SharedSnapshot returns the domain's snapshot if its key is key and
+	// it takes at most maxBytes; nil if not.
+	SharedSnapshot(ctx context.Context, domain string, key []byte, maxBytes int64) ([]byte, error)
+	// PutSharedSnapshot keeps data, built at index version, as the
+	// domain's snapshot, unless the one kept was built at a later version.
+	PutSharedSnapshot(ctx context.Context, domain string, version int64, key, data []byte) error
+}
+
+// sharedSnapshotTimeout bounds the writing of one shared snapshot, in the
+// background.
+const sharedSnapshotTimeout = time.Minute
 
 // Memory is an Index that searches in memory: each domain's chunks are
 // loaded from the store on the first search, indexed, and kept while the
@@ -99,8 +127,10 @@ func NewMemory(src Source, cfg MemoryConfig) *Memory {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	m := &Memory{src: src, cfg: cfg, domains: map[string]*memEntry{}, lru: list.New()}
-	if cfg.SnapshotDir != "" {
+	if cfg.SnapshotDir != "" || cfg.Shared != nil {
 		m.analysis = analysisFingerprint()
+	}
+	if cfg.SnapshotDir != "" {
 		sweepSnapshotTemps(cfg.SnapshotDir)
 	}
 	return m
@@ -251,13 +281,14 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 		}
 	}
 	start := time.Now()
-	from := "store"
-	var di *domainIndex
-	if held == nil && m.cfg.SnapshotDir != "" {
-		// A first load: the snapshot, if the store holds its pages.
-		if di = m.fromSnapshot(ctx, domain); di != nil {
-			from = "snapshot"
-		}
+	var (
+		di            *domainIndex
+		from          string
+		sharedDamaged bool
+	)
+	if held == nil {
+		// A first load: a snapshot, if the store holds its pages.
+		di, from, sharedDamaged = m.fromSnapshot(ctx, domain)
 	}
 	if di == nil {
 		// The chunks are analysed as they arrive, while the rest are read.
@@ -271,9 +302,9 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 			}
 			return nil, err
 		}
-		di = b.finish(v)
-		if m.cfg.SnapshotDir != "" && snapshotable(di.chunks) {
-			m.save(domain, di)
+		di, from = b.finish(v), "store"
+		if (m.cfg.SnapshotDir != "" || m.cfg.Shared != nil) && snapshotable(di.chunks) {
+			m.save(domain, di, sharedDamaged)
 		}
 	}
 	e.idx.Store(di)
@@ -284,38 +315,88 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 	return di, nil
 }
 
-// fromSnapshot returns the domain's index from its snapshot when the store
-// holds the pages it was built from, each with the same content hash, and
-// it was written by this analysis; nil otherwise. The index takes the
-// version the store had before its pages were read: a change in between
-// only makes the next check load the domain again.
-func (m *Memory) fromSnapshot(ctx context.Context, domain string) *domainIndex {
-	path := snapshotPath(m.cfg.SnapshotDir, domain)
-	h, err := readSnapshotHeader(path)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+// fromSnapshot returns the domain's index from a snapshot, and where the
+// snapshot was: the one in SnapshotDir, else the store's (Shared). A
+// snapshot is used only when the store holds the pages it was built from,
+// each with the same content hash, and it was written by this analysis;
+// with none, fromSnapshot returns nil, and whether the store's snapshot
+// was damaged. The index takes the version the store had before its pages
+// were read: a change in between only makes the next check load the domain
+// again.
+func (m *Memory) fromSnapshot(ctx context.Context, domain string) (di *domainIndex, from string, sharedDamaged bool) {
+	// local is the header of the snapshot in SnapshotDir, if it is of this
+	// analysis.
+	var local *snapshotHeader
+	path := ""
+	if m.cfg.SnapshotDir != "" {
+		path = snapshotPath(m.cfg.SnapshotDir, domain)
+		h, err := readSnapshotHeader(path)
+		switch {
+		case err == nil && h.analysis == m.analysis:
+			local = &h
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			m.cfg.Log.WarnContext(ctx, "search: the index snapshot cannot be read", "domain", domain, "err", err)
 		}
-		return nil
 	}
-	if h.analysis != m.analysis {
-		return nil
+	if local == nil && m.cfg.Shared == nil {
+		return nil, "", false
 	}
 	v, err := m.src.IndexVersion(ctx, domain)
 	if err != nil {
-		return nil
+		return nil, "", false
 	}
 	hashes, err := m.src.PageHashes(ctx, domain)
-	if err != nil || len(hashes) == 0 || pagesDigest(hashes) != h.pages {
-		return nil
+	if err != nil || len(hashes) == 0 {
+		return nil, "", false
 	}
-	_, di, err := readSnapshot(path)
+	pages := pagesDigest(hashes)
+	if local != nil && local.pages == pages {
+		h, di, err := readSnapshot(path)
+		switch {
+		case err != nil:
+			m.cfg.Log.WarnContext(ctx, "search: the index snapshot cannot be read", "domain", domain, "err", err)
+		case h.analysis == m.analysis && h.pages == pages:
+			di.version = v
+			return di, "snapshot", false
+		}
+	}
+	if m.cfg.Shared == nil {
+		return nil, "", false
+	}
+	data, err := m.cfg.Shared.SharedSnapshot(ctx, domain, snapshotKey(m.analysis, pages), m.cfg.MaxBytes)
 	if err != nil {
-		m.cfg.Log.WarnContext(ctx, "search: the index snapshot cannot be read", "domain", domain, "err", err)
-		return nil
+		m.cfg.Log.WarnContext(ctx, "search: reading the shared index snapshot failed", "domain", domain, "err", err)
+		return nil, "", false
+	}
+	if data == nil {
+		return nil, "", false
+	}
+	h, di, err := decodeSnapshot(data)
+	if err == nil && (h.analysis != m.analysis || h.pages != pages) {
+		err = errors.New("it holds other pages than its key says")
+	}
+	if err != nil {
+		m.cfg.Log.WarnContext(ctx, "search: the shared index snapshot cannot be read; the index is loaded from the store and the snapshot replaced",
+			"domain", domain, "err", err)
+		return nil, "", true
 	}
 	di.version = v
-	return di
+	if path != "" {
+		// The next start of this process finds it here.
+		m.saving.Go(func() {
+			if err := writeSnapshotFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+				m.cfg.Log.Warn("search: writing the index snapshot failed", "domain", domain, "err", err)
+			}
+		})
+	}
+	return di, "shared snapshot", false
+}
+
+// snapshotKey is the key of a snapshot in the store: a digest of the
+// analysis that wrote it and of the pages it was built from.
+func snapshotKey(analysis, pages [32]byte) []byte {
+	sum := sha256.Sum256(append(analysis[:], pages[:]...))
+	return sum[:]
 }
 
 // snapshotable reports whether an index of chunks may be kept as a
@@ -330,13 +411,56 @@ func snapshotable(chunks []Chunk) bool {
 	return len(chunks) > 0
 }
 
-// save writes the domain's snapshot in the background.
-func (m *Memory) save(domain string, di *domainIndex) {
+// save writes the domain's snapshot in the background: to the store, if
+// it keeps snapshots and not yet this one (or a damaged one), and to
+// SnapshotDir.
+func (m *Memory) save(domain string, di *domainIndex, sharedDamaged bool) {
 	m.saving.Go(func() {
-		if err := writeSnapshot(snapshotPath(m.cfg.SnapshotDir, domain), di, m.analysis); err != nil {
+		h := snapshotHeaderOf(di, m.analysis)
+		var data []byte
+		if m.cfg.Shared != nil {
+			var err error
+			if data, err = m.share(domain, h, di, sharedDamaged); err != nil {
+				m.cfg.Log.Warn("search: writing the shared index snapshot failed", "domain", domain, "err", err)
+			}
+		}
+		if m.cfg.SnapshotDir == "" {
+			return
+		}
+		write := func(w io.Writer) error { return encodeSnapshot(w, h, di) }
+		if data != nil {
+			write = func(w io.Writer) error { _, err := w.Write(data); return err }
+		}
+		if err := writeSnapshotFile(snapshotPath(m.cfg.SnapshotDir, domain), write); err != nil {
 			m.cfg.Log.Warn("search: writing the index snapshot failed", "domain", domain, "err", err)
 		}
 	})
+}
+
+// share puts di's snapshot, with header h, in the store unless the store
+// keeps it (and it is not damaged) or a later one already (another process
+// loaded the domain first). It returns the snapshot if it encoded it.
+func (m *Memory) share(domain string, h snapshotHeader, di *domainIndex, damaged bool) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), sharedSnapshotTimeout)
+	defer cancel()
+	key := snapshotKey(h.analysis, h.pages)
+	version, kept, err := m.cfg.Shared.SharedSnapshotStamp(ctx, domain)
+	if err != nil {
+		return nil, err
+	}
+	if version > di.version || (version == di.version && bytes.Equal(kept, key) && !damaged) {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(di.bytes))
+	if err := encodeSnapshot(&buf, h, di); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > m.cfg.MaxBytes {
+		// No process could load it.
+		return nil, nil
+	}
+	return buf.Bytes(), m.cfg.Shared.PutSharedSnapshot(ctx, domain, di.version, key, buf.Bytes())
 }
 
 // entry returns the domain's entry, created if needed, as the most recently

@@ -98,9 +98,21 @@ func snapshotPath(dir, domain string) string {
 	return filepath.Join(dir, fmt.Sprintf("%x.idx", sum[:12]))
 }
 
-// writeSnapshot writes di to path, through a temporary file renamed into
-// place, so that a reader finds a whole snapshot or none.
-func writeSnapshot(path string, di *domainIndex, analysis [32]byte) (err error) {
+// writeSnapshot writes di's snapshot to path (see writeSnapshotFile).
+func writeSnapshot(path string, di *domainIndex, analysis [32]byte) error {
+	h := snapshotHeaderOf(di, analysis)
+	return writeSnapshotFile(path, func(w io.Writer) error { return encodeSnapshot(w, h, di) })
+}
+
+// snapshotHeaderOf is the header of di's snapshot.
+func snapshotHeaderOf(di *domainIndex, analysis [32]byte) snapshotHeader {
+	return snapshotHeader{analysis: analysis, pages: pagesDigest(chunkPages(di.chunks)), version: di.version}
+}
+
+// writeSnapshotFile writes a snapshot to path with write, through a
+// temporary file renamed into place, so that a reader finds a whole
+// snapshot or none.
+func writeSnapshotFile(path string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -115,23 +127,29 @@ func writeSnapshot(path string, di *domainIndex, analysis [32]byte) (err error) 
 			_ = os.Remove(f.Name())
 		}
 	}()
-	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-	w := &snapWriter{w: bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)}
-	w.header(snapshotHeader{analysis: analysis, pages: pagesDigest(chunkPages(di.chunks)), version: di.version})
-	w.index(di)
-	if w.err == nil {
-		w.err = w.w.Flush()
-	}
-	if w.err != nil {
-		return w.err
-	}
-	if err := binary.Write(f, binary.LittleEndian, crc.Sum32()); err != nil {
+	if err := write(f); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// encodeSnapshot writes the snapshot of di, with header h, to w: the
+// header, the index, then a CRC-32C of both.
+func encodeSnapshot(w io.Writer, h snapshotHeader, di *domainIndex) error {
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	sw := &snapWriter{w: bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)}
+	sw.header(h)
+	sw.index(di)
+	if sw.err == nil {
+		sw.err = sw.w.Flush()
+	}
+	if sw.err != nil {
+		return sw.err
+	}
+	return binary.Write(w, binary.LittleEndian, crc.Sum32())
 }
 
 // sweepSnapshotTemps removes the temporary files of snapshots that a
@@ -173,6 +191,11 @@ func readSnapshot(path string) (snapshotHeader, *domainIndex, error) {
 	if err != nil {
 		return snapshotHeader{}, nil, err
 	}
+	return decodeSnapshot(data)
+}
+
+// decodeSnapshot checks a whole snapshot and returns the index it holds.
+func decodeSnapshot(data []byte) (snapshotHeader, *domainIndex, error) {
 	if len(data) < snapshotHeaderSize+4 {
 		return snapshotHeader{}, nil, errSnapshotDamaged
 	}

@@ -65,8 +65,9 @@ var (
 // function of the schema uses 0x64730002 (1685258242) for the rate-limit
 // keys.
 const (
-	lockIdempotency  int32 = 0x64730001
-	lockSearchDomain int32 = 0x64730003
+	lockIdempotency    int32 = 0x64730001
+	lockSearchDomain   int32 = 0x64730003
+	lockSearchSnapshot int32 = 0x64730004
 )
 
 // Open connects to the database at url (postgres://…; pgxpool options such

@@ -53,6 +53,10 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 		if err := insertChunks(ctx, tx, domain, chunks); err != nil {
 			return err
 		}
+		// The snapshot of the old pages is of no use to anyone now.
+		if _, err := tx.Exec(ctx, `DELETE FROM search_snapshots WHERE domain = $1`, domain); err != nil {
+			return fmt.Errorf("drop the index snapshot: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO search_versions (domain, version) VALUES ($1, 1)
 ON CONFLICT (domain) DO UPDATE SET version = search_versions.version + 1`, domain); err != nil {
 			return fmt.Errorf("raise the index version: %w", err)

@@ -87,33 +87,48 @@ func (m memoryStore) Search(ctx context.Context, domain string, q search.Query) 
 
 // sameFromSnapshot runs q on the domain's index loaded from a snapshot: one
 // Memory loads the domain from the store and writes its snapshot, another
-// loads it from there, and its hits must be want.
+// loads it from there, and its hits must be want. A store that keeps
+// snapshots itself (search.SharedSnapshots) is checked the same way, with
+// a Memory that has no snapshot of its own.
 func (m memoryStore) sameFromSnapshot(ctx context.Context, domain string, q search.Query, want []search.Hit) {
 	t := m.t
 	t.Helper()
 	dir := t.TempDir()
-	w := search.NewMemory(m.Store, search.MemoryConfig{SnapshotDir: dir})
+	shared, _ := m.Store.(search.SharedSnapshots)
+	w := search.NewMemory(m.Store, search.MemoryConfig{SnapshotDir: dir, Shared: shared})
 	_, err := w.Search(ctx, domain, q)
 	w.Close()
 	if err != nil {
 		t.Errorf("search to write the snapshot: %v", err)
 		return
 	}
+	m.sameLoaded(ctx, "the snapshot", search.MemoryConfig{SnapshotDir: dir}, domain, q, want)
+	if shared != nil {
+		m.sameLoaded(ctx, "the store's snapshot", search.MemoryConfig{Shared: shared}, domain, q, want)
+	}
+}
+
+// sameLoaded runs q on a Memory configured by cfg, which must load the
+// domain from the snapshot named from rather than from the chunks, and
+// give want.
+func (m memoryStore) sameLoaded(ctx context.Context, from string, cfg search.MemoryConfig, domain string, q search.Query, want []search.Hit) {
+	t := m.t
+	t.Helper()
 	src := &countingSource{Source: m.Store}
-	r := search.NewMemory(src, search.MemoryConfig{SnapshotDir: dir})
+	r := search.NewMemory(src, cfg)
 	got, err := r.Search(ctx, domain, q)
 	r.Close()
 	switch {
 	case err != nil:
-		t.Errorf("search from the snapshot: %v", err)
+		t.Errorf("search from %s: %v", from, err)
 	case len(want) > 0 && src.loads.Load() != 0:
-		t.Errorf("the index was loaded from the store, not from its snapshot")
+		t.Errorf("the index was loaded from the store's chunks, not from %s", from)
 	case len(got) != len(want):
-		t.Errorf("from the snapshot: %d hits %q, want %d %q", len(got), hitIDs(got), len(want), hitIDs(want))
+		t.Errorf("from %s: %d hits %q, want %d %q", from, len(got), hitIDs(got), len(want), hitIDs(want))
 	default:
 		for i := range want {
 			if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
-				t.Errorf("from the snapshot, hit %d is %s (%v), want %s (%v)", i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+				t.Errorf("from %s, hit %d is %s (%v), want %s (%v)", from, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
 			}
 		}
 	}
