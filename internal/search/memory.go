@@ -74,6 +74,8 @@ type SharedSnapshots interface {
 	SharedSnapshot(ctx context.Context, domain string, key []byte, maxBytes int64) ([]byte, error)
 	// PutSharedSnapshot keeps data, built at index version, as the
 	// domain's snapshot, unless the one kept was built at a later version.
+	// While another process writes the domain's snapshot, it may write
+	// nothing.
 	PutSharedSnapshot(ctx context.Context, domain string, version int64, key, data []byte) error
 }
 
