@@ -386,7 +386,7 @@ func (m *Memory) fromSnapshot(ctx context.Context, domain string) (di *domainInd
 	if path != "" {
 		// The next start of this process finds it here.
 		m.saving.Go(func() {
-			if err := writeSnapshotFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			if err := writeSnapshotBytes(path, data); err != nil {
 				m.cfg.Log.Warn("search: writing the index snapshot failed", "domain", domain, "err", err)
 			}
 		})
@@ -429,11 +429,14 @@ func (m *Memory) save(domain string, di *domainIndex, sharedDamaged bool) {
 		if m.cfg.SnapshotDir == "" {
 			return
 		}
-		write := func(w io.Writer) error { return encodeSnapshot(w, h, di) }
+		path := snapshotPath(m.cfg.SnapshotDir, domain)
+		var err error
 		if data != nil {
-			write = func(w io.Writer) error { _, err := w.Write(data); return err }
+			err = writeSnapshotBytes(path, data)
+		} else {
+			err = writeSnapshotFile(path, func(w io.Writer) error { return encodeSnapshot(w, h, di) })
 		}
-		if err := writeSnapshotFile(snapshotPath(m.cfg.SnapshotDir, domain), write); err != nil {
+		if err != nil {
 			m.cfg.Log.Warn("search: writing the index snapshot failed", "domain", domain, "err", err)
 		}
 	})

@@ -139,7 +139,9 @@ func TestMemorySharedSnapshot(t *testing.T) {
 		t.Fatalf("from the replaced snapshot: %v (chunks read %d times), want %v", got, src.loaded("docs"), want)
 	}
 
-	// A snapshot larger than the memory bound is neither written nor read.
+	// A snapshot larger than the memory bound is not written (the store
+	// does not return one to a reader either: the PostgreSQL store's
+	// TestSharedSnapshots).
 	other := newMemSource()
 	if err := other.ReplacePages(ctx, "docs", snapshotChunks(60), nil); err != nil {
 		t.Fatal(err)

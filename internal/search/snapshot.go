@@ -98,12 +98,6 @@ func snapshotPath(dir, domain string) string {
 	return filepath.Join(dir, fmt.Sprintf("%x.idx", sum[:12]))
 }
 
-// writeSnapshot writes di's snapshot to path (see writeSnapshotFile).
-func writeSnapshot(path string, di *domainIndex, analysis [32]byte) error {
-	h := snapshotHeaderOf(di, analysis)
-	return writeSnapshotFile(path, func(w io.Writer) error { return encodeSnapshot(w, h, di) })
-}
-
 // snapshotHeaderOf is the header of di's snapshot.
 func snapshotHeaderOf(di *domainIndex, analysis [32]byte) snapshotHeader {
 	return snapshotHeader{analysis: analysis, pages: pagesDigest(chunkPages(di.chunks)), version: di.version}
@@ -134,6 +128,15 @@ func writeSnapshotFile(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeSnapshotBytes writes an encoded snapshot to path (see
+// writeSnapshotFile).
+func writeSnapshotBytes(path string, data []byte) error {
+	return writeSnapshotFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // encodeSnapshot writes the snapshot of di, with header h, to w: the

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -43,6 +44,12 @@ func snapshotChunks(n int) []Chunk {
 		chunks = append(chunks, c)
 	}
 	return chunks
+}
+
+// writeSnapshot writes di's snapshot to path, as a Memory does.
+func writeSnapshot(path string, di *domainIndex, analysis [32]byte) error {
+	h := snapshotHeaderOf(di, analysis)
+	return writeSnapshotFile(path, func(w io.Writer) error { return encodeSnapshot(w, h, di) })
 }
 
 // TestSnapshotRoundTrip: an index read back from its snapshot is the index
