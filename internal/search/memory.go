@@ -462,8 +462,9 @@ func (m *Memory) share(domain string, h snapshotHeader, di *domainIndex, damaged
 		return nil, err
 	}
 	if int64(buf.Len()) > m.cfg.MaxBytes {
-		// No process could load it.
-		return nil, nil
+		// No process could load it from the store; the caller may still
+		// write it to its own directory, without encoding it again.
+		return buf.Bytes(), nil
 	}
 	return buf.Bytes(), m.cfg.Shared.PutSharedSnapshot(ctx, domain, di.version, key, buf.Bytes())
 }
