@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,10 +45,14 @@ Usage:
                           [--forge github|gitlab|gitea|local] [--forge-url URL]
                           [--token-env VAR] [--token-file PATH] [--docs-root DIR] [--model PROVIDER/MODEL]
                           [--webhook-secret-env VAR | --webhook-secret-file PATH] [--allow-automerge]
+                          [--context-repo OWNER/NAME ...]
   docsmith project update --id PROJECT [any flag of project create]   change only the flags given
   docsmith project list [--org ORG]
   docsmith domain create --org ORG --domain DOMAIN --project PROJECT [--ref REF] [--site-url URL]
                          [--model PROVIDER/MODEL] [--allowed-origin URL ...] [--finish-thread-id=false]
+                         [--reader-secret-env VAR | --reader-secret-file PATH]
+                         [--answers-per-day N] [--tokens-per-day N] [--proof-of-work]
+  docsmith domain update --domain DOMAIN [any flag of domain create]   change only the flags given
   docsmith domain list [--org ORG]
   docsmith key create --org ORG --kind admin|assistant [--name NAME]   prints only the secret
   docsmith key list [--org ORG] | key revoke --org ORG KEY_ID
@@ -106,7 +111,7 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return analyticsCommand(ctx, sub, rest[1:], env)
 	case "ui login":
 		return uiLogin(ctx, rest[1:], env)
-	case "org create", "org list", "project create", "project update", "project list", "domain create", "domain list",
+	case "org create", "org list", "project create", "project update", "project list", "domain create", "domain update", "domain list",
 		"key create", "key list", "key revoke", "config show",
 		"eval retrieval", "export llms-txt":
 		rest = rest[1:]
@@ -134,6 +139,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return projectList(ctx, rest, env)
 	case "domain create":
 		return domainCreate(ctx, rest, env)
+	case "domain update":
+		return domainUpdate(ctx, rest, env)
 	case "domain list":
 		return domainList(ctx, rest, env)
 	case "key create":
@@ -298,7 +305,7 @@ func orgList(ctx context.Context, args []string, env Env) error {
 
 // projectFlags defines the flags of a project's fields on p, for project
 // create and (update true) project update.
-func projectFlags(fs *flag.FlagSet, p *tenant.Project, check *checkMode, update bool) {
+func projectFlags(fs *flag.FlagSet, p *tenant.Project, contextRepos *stringList, check *checkMode, update bool) {
 	org, repo := "organization that owns the project (required)", "git URL or local path of the docs repository (required)"
 	if update {
 		org, repo = "organization that owns the project (optional: refused if it is another)", "git URL or local path of the docs repository"
@@ -316,6 +323,11 @@ func projectFlags(fs *flag.FlagSet, p *tenant.Project, check *checkMode, update 
 	fs.StringVar(&p.WebhookSecretEnv, "webhook-secret-env", "", "environment variable that holds the secret of the project's forge webhooks (POST /v2/hooks/PROJECT)")
 	fs.StringVar(&p.WebhookSecretFile, "webhook-secret-file", "", "file that holds the secret of the project's forge webhooks")
 	fs.BoolVar(&p.AllowAutomerge, "allow-automerge", false, "let workflows with automerge: true push straight to the base branch")
+	contextHelp := "another repository (owner/name) the project's workflows may read as context (repeatable)"
+	if update {
+		contextHelp += "; replaces the list, and --context-repo '' empties it"
+	}
+	fs.Var(contextRepos, "context-repo", contextHelp)
 	fs.Var(check, "check", "check that the repository, its base branch and the docs root can be read: true, false, or auto (default: local paths only)")
 }
 
@@ -325,9 +337,11 @@ const webhookEnvFlag, webhookFileFlag = "--webhook-secret-env", "--webhook-secre
 
 func projectCreate(ctx context.Context, args []string, env Env) error {
 	var p tenant.Project
+	var contextRepos stringList
 	check := checkAuto
-	define := func(fs *flag.FlagSet) { projectFlags(fs, &p, &check, false) }
+	define := func(fs *flag.FlagSet) { projectFlags(fs, &p, &contextRepos, &check, false) }
 	return withBackend(ctx, "project create", args, env, define, func(cfg config.Config, b *app.Backend, _ []string) error {
+		p.ContextRepos = contextRepos.nonEmpty()
 		for name, v := range map[string]string{"org": p.OrgID, "id": p.ID, "repo": p.RepoURL} {
 			if err := required(name, v); err != nil {
 				return err
@@ -354,11 +368,12 @@ func projectCreate(ctx context.Context, args []string, env Env) error {
 // --repo, --ref or --docs-root changes (or --check is given).
 func projectUpdate(ctx context.Context, args []string, env Env) error {
 	var given tenant.Project
+	var contextRepos stringList
 	var fs *flag.FlagSet
 	check := checkAuto
 	define := func(f *flag.FlagSet) {
 		fs = f
-		projectFlags(f, &given, &check, true)
+		projectFlags(f, &given, &contextRepos, &check, true)
 		f.Usage = func() {
 			fmt.Fprint(env.Stderr, "Usage: docsmith project update --id PROJECT [flags]\n\nChanges only the fields whose flags are given; an empty value clears an optional one.\n\n")
 			f.PrintDefaults()
@@ -371,6 +386,7 @@ func projectUpdate(ctx context.Context, args []string, env Env) error {
 		if err := required("id", given.ID); err != nil {
 			return err
 		}
+		given.ContextRepos = contextRepos.nonEmpty()
 		p, err := b.Tenants.GetProject(ctx, given.ID)
 		if err != nil {
 			return err
@@ -425,6 +441,7 @@ var projectFields = map[string]func(dst *tenant.Project, src tenant.Project){
 	"webhook-secret-env":  func(d *tenant.Project, s tenant.Project) { d.WebhookSecretEnv = s.WebhookSecretEnv },
 	"webhook-secret-file": func(d *tenant.Project, s tenant.Project) { d.WebhookSecretFile = s.WebhookSecretFile },
 	"allow-automerge":     func(d *tenant.Project, s tenant.Project) { d.AllowAutomerge = s.AllowAutomerge },
+	"context-repo":        func(d *tenant.Project, s tenant.Project) { d.ContextRepos = s.ContextRepos },
 }
 
 func orgFilter(org *string) func(*flag.FlagSet) {
@@ -462,19 +479,75 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
+// nonEmpty is the list without empty values, nil when none is left: a
+// flag given as ” clears a list.
+func (l stringList) nonEmpty() []string {
+	var out []string
+	for _, v := range l {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// optionalInt is an integer flag that knows whether it was given, for a
+// setting whose absence means "the server's default".
+type optionalInt struct{ v *int }
+
+func (o *optionalInt) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*o.v)
+}
+
+func (o *optionalInt) Set(s string) error {
+	if s == "" || s == "default" {
+		o.v = nil
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number (or 'default')", s)
+	}
+	o.v = &n
+	return nil
+}
+
+// domainFlags defines the flags of a domain's settings on d, for domain
+// create and (update true) domain update.
+func domainFlags(fs *flag.FlagSet, d *tenant.Domain, origins *stringList, answers, tokens *optionalInt, update bool) {
+	org, project := "organization that owns the domain (required)", "project whose docs the assistant answers from (required)"
+	if update {
+		org, project = "organization that owns the domain (optional: refused if it is another)", "project whose docs the assistant answers from"
+	}
+	fs.StringVar(&d.OrgID, "org", "", org)
+	fs.StringVar(&d.ID, "domain", "", "domain id: the assistant site's id (required)")
+	fs.StringVar(&d.ProjectID, "project", "", project)
+	fs.StringVar(&d.Ref, "ref", "", "ref of the docs (default the project's base ref)")
+	fs.StringVar(&d.SiteURL, "site-url", "", "public base URL of the docs site, for citation links")
+	fs.StringVar(&d.Model, "model", "", "assistant model, PROVIDER/MODEL (default extractive)")
+	originHelp := "browser origin allowed to call the assistant (repeatable)"
+	if update {
+		originHelp += "; replaces the list, and --allowed-origin '' empties it"
+	}
+	fs.Var(origins, "allowed-origin", originHelp)
+	fs.BoolVar(&d.FinishThreadID, "finish-thread-id", true, "send the top-level threadId on the v2 finish chunk (false for strict-schema clients)")
+	fs.StringVar(&d.Settings.ReaderSecretEnv, "reader-secret-env", "", "environment variable that holds the secret signing the domain's reader tokens (their groups open restricted pages)")
+	fs.StringVar(&d.Settings.ReaderSecretFile, "reader-secret-file", "", "file that holds the secret signing the domain's reader tokens")
+	fs.Var(answers, "answers-per-day", "model answers a day before the assistant answers from search alone (0: no bound; default: the server's assistant_answers_per_day)")
+	fs.Var(tokens, "tokens-per-day", "model tokens a day before the assistant answers from search alone (0: no bound; default: the server's assistant_tokens_per_day)")
+	fs.BoolVar(&d.Settings.ProofOfWork, "proof-of-work", false, "make every assistant request carry a solved proof-of-work challenge (for a domain under abuse)")
+}
+
 func domainCreate(ctx context.Context, args []string, env Env) error {
 	var d tenant.Domain
 	var origins stringList
+	var answers, tokens optionalInt
 	index := true
 	define := func(fs *flag.FlagSet) {
-		fs.StringVar(&d.OrgID, "org", "", "organization that owns the domain (required)")
-		fs.StringVar(&d.ID, "domain", "", "domain id: the assistant site's id (required)")
-		fs.StringVar(&d.ProjectID, "project", "", "project whose docs the assistant answers from (required)")
-		fs.StringVar(&d.Ref, "ref", "", "ref of the docs (default the project's base ref)")
-		fs.StringVar(&d.SiteURL, "site-url", "", "public base URL of the docs site, for citation links")
-		fs.StringVar(&d.Model, "model", "", "assistant model, PROVIDER/MODEL (default extractive)")
-		fs.Var(&origins, "allowed-origin", "browser origin allowed to call the assistant (repeatable)")
-		fs.BoolVar(&d.FinishThreadID, "finish-thread-id", true, "send the top-level threadId on the v2 finish chunk (false for strict-schema clients)")
+		domainFlags(fs, &d, &origins, &answers, &tokens, false)
 		fs.BoolVar(&index, "index", true, "build the domain's search index now (false: later, with 'docsmith index')")
 	}
 	return withBackend(ctx, "domain create", args, env, define, func(cfg config.Config, b *app.Backend, _ []string) error {
@@ -484,6 +557,7 @@ func domainCreate(ctx context.Context, args []string, env Env) error {
 			}
 		}
 		d.AllowedOrigins = origins
+		d.Settings.AnswersPerDay, d.Settings.TokensPerDay = answers.v, tokens.v
 		created, err := tenant.NewService(b.Tenants, now).CreateDomain(ctx, d)
 		if err != nil {
 			return err
@@ -494,6 +568,85 @@ func domainCreate(ctx context.Context, args []string, env Env) error {
 		}
 		return nil
 	})
+}
+
+// domainUpdate changes the settings of a domain that its flags name, and
+// only those, as project update does.
+func domainUpdate(ctx context.Context, args []string, env Env) error {
+	var given tenant.Domain
+	var origins stringList
+	var answers, tokens optionalInt
+	var fs *flag.FlagSet
+	define := func(f *flag.FlagSet) {
+		fs = f
+		domainFlags(f, &given, &origins, &answers, &tokens, true)
+		f.Usage = func() {
+			fmt.Fprint(env.Stderr, "Usage: docsmith domain update --domain DOMAIN [flags]\n\nChanges only the settings whose flags are given; an empty value clears an optional one.\n\n")
+			f.PrintDefaults()
+		}
+	}
+	return withStore(ctx, "domain update", args, env, define, func(t *tenant.Service, pos []string) error {
+		if len(pos) == 1 && given.ID == "" {
+			given.ID = pos[0]
+		} else if len(pos) != 0 {
+			return fmt.Errorf("domain update takes the domain as --domain DOMAIN, then flags; %q is extra", pos[0])
+		}
+		if err := required("domain", given.ID); err != nil {
+			return err
+		}
+		given.AllowedOrigins = origins.nonEmpty()
+		given.Settings.AnswersPerDay, given.Settings.TokensPerDay = answers.v, tokens.v
+		d, err := t.Store().GetDomain(ctx, given.ID)
+		if err != nil {
+			return err
+		}
+		if flagGiven(fs, "org") && d.OrgID != given.OrgID {
+			return apperr.New(apperr.NotFound, "domain %q not found in org %q", given.ID, given.OrgID)
+		}
+		changed := 0
+		fs.Visit(func(f *flag.Flag) {
+			if set, ok := domainFields[f.Name]; ok {
+				set(&d, given)
+				changed++
+			}
+		})
+		if changed == 0 {
+			return errors.New("nothing to change: give the flags of the settings to change (see docsmith domain update --help)")
+		}
+		if flagGiven(fs, "project") {
+			p, err := t.Store().GetProject(ctx, d.ProjectID)
+			if err != nil {
+				return err
+			}
+			if p.OrgID != d.OrgID {
+				return apperr.New(apperr.NotFound, "project %q not found in org %q", d.ProjectID, d.OrgID)
+			}
+		}
+		if err := d.Normalize(); err != nil {
+			return err
+		}
+		if err := t.Store().UpdateDomain(ctx, d); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, d.ID)
+		return nil
+	})
+}
+
+// domainFields copies one setting, by its flag's name, from the flags'
+// values onto the domain being updated (--org and --domain only name it).
+var domainFields = map[string]func(dst *tenant.Domain, src tenant.Domain){
+	"project":            func(d *tenant.Domain, s tenant.Domain) { d.ProjectID = s.ProjectID },
+	"ref":                func(d *tenant.Domain, s tenant.Domain) { d.Ref = s.Ref },
+	"site-url":           func(d *tenant.Domain, s tenant.Domain) { d.SiteURL = s.SiteURL },
+	"model":              func(d *tenant.Domain, s tenant.Domain) { d.Model = s.Model },
+	"allowed-origin":     func(d *tenant.Domain, s tenant.Domain) { d.AllowedOrigins = s.AllowedOrigins },
+	"finish-thread-id":   func(d *tenant.Domain, s tenant.Domain) { d.FinishThreadID = s.FinishThreadID },
+	"reader-secret-env":  func(d *tenant.Domain, s tenant.Domain) { d.Settings.ReaderSecretEnv = s.Settings.ReaderSecretEnv },
+	"reader-secret-file": func(d *tenant.Domain, s tenant.Domain) { d.Settings.ReaderSecretFile = s.Settings.ReaderSecretFile },
+	"answers-per-day":    func(d *tenant.Domain, s tenant.Domain) { d.Settings.AnswersPerDay = s.Settings.AnswersPerDay },
+	"tokens-per-day":     func(d *tenant.Domain, s tenant.Domain) { d.Settings.TokensPerDay = s.Settings.TokensPerDay },
+	"proof-of-work":      func(d *tenant.Domain, s tenant.Domain) { d.Settings.ProofOfWork = s.Settings.ProofOfWork },
 }
 
 func domainList(ctx context.Context, args []string, env Env) error {

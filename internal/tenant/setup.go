@@ -47,13 +47,17 @@ type SetupProject struct {
 	WebhookSecretEnv  string `yaml:"webhook_secret_env"`
 	WebhookSecretFile string `yaml:"webhook_secret_file"`
 	AllowAutomerge    bool   `yaml:"allow_automerge"`
+	// ContextRepos are the repositories (owner/name) its workflows may
+	// read as context; a workflow that names another is refused.
+	ContextRepos []string `yaml:"context_repos"`
 }
 
 // Project is the project the entry describes, in organization orgID.
 func (sp SetupProject) Project(orgID string) Project {
 	return Project{ID: sp.ID, OrgID: orgID, RepoURL: sp.Repo, BaseRef: sp.Ref, ForgeKind: sp.Forge, ForgeURL: sp.ForgeURL,
 		TokenEnv: sp.TokenEnv, TokenFile: sp.TokenFile, DocsRoot: sp.DocsRoot, Model: sp.Model,
-		WebhookSecretEnv: sp.WebhookSecretEnv, WebhookSecretFile: sp.WebhookSecretFile, AllowAutomerge: sp.AllowAutomerge}
+		WebhookSecretEnv: sp.WebhookSecretEnv, WebhookSecretFile: sp.WebhookSecretFile, AllowAutomerge: sp.AllowAutomerge,
+		ContextRepos: sp.ContextRepos}
 }
 
 // SetupDomain mirrors 'docsmith domain create'.
@@ -66,6 +70,22 @@ type SetupDomain struct {
 	AllowedOrigins []string `yaml:"allowed_origins"`
 	// FinishThreadID defaults to true; false suits strict-schema clients.
 	FinishThreadID *bool `yaml:"finish_thread_id"`
+	// The reader token secret is named like a project's webhook secret.
+	ReaderSecretEnv  string `yaml:"reader_secret_env"`
+	ReaderSecretFile string `yaml:"reader_secret_file"`
+	// The daily budget of model answers: absent takes the server's
+	// default, 0 is no bound.
+	AnswersPerDay *int `yaml:"answers_per_day"`
+	TokensPerDay  *int `yaml:"tokens_per_day"`
+	ProofOfWork   bool `yaml:"proof_of_work"`
+}
+
+// Domain is the domain the entry describes, in organization orgID.
+func (sd SetupDomain) Domain(orgID string) Domain {
+	return Domain{ID: sd.ID, OrgID: orgID, ProjectID: sd.Project, Ref: sd.Ref, SiteURL: sd.SiteURL, Model: sd.Model,
+		AllowedOrigins: sd.AllowedOrigins, FinishThreadID: sd.FinishThreadID == nil || *sd.FinishThreadID,
+		Settings: DomainSettings{ReaderSecretEnv: sd.ReaderSecretEnv, ReaderSecretFile: sd.ReaderSecretFile,
+			AnswersPerDay: sd.AnswersPerDay, TokensPerDay: sd.TokensPerDay, ProofOfWork: sd.ProofOfWork}}
 }
 
 // SetupKey is a key to create once, identified by its name.
@@ -231,6 +251,7 @@ var setupKeys = func() map[string]string {
 
 // setupKind says in YAML's terms what a Go type the decoder names holds.
 func setupKind(goType string) string {
+	goType = strings.TrimPrefix(goType, "*")
 	switch {
 	case strings.HasPrefix(goType, "[]"):
 		return "a list"
@@ -285,7 +306,10 @@ func (s *Service) Apply(ctx context.Context, setup Setup) (ApplyResult, error) {
 			res.record(change, "project "+sp.ID)
 		}
 		for j, sd := range o.Domains {
-			d := Domain{ID: sd.ID, OrgID: o.ID, ProjectID: sd.Project, Ref: sd.Ref, SiteURL: sd.SiteURL, Model: sd.Model, AllowedOrigins: sd.AllowedOrigins, FinishThreadID: sd.FinishThreadID == nil || *sd.FinishThreadID}
+			d := sd.Domain(o.ID)
+			if err := CheckReaderSecret(d, "reader_secret_env", "reader_secret_file"); err != nil {
+				return res, fmt.Errorf("%s.domains[%d] (%s): %w", where, j, sd.ID, err)
+			}
 			change, err := s.applyDomain(ctx, d)
 			if err != nil {
 				return res, fmt.Errorf("%s.domains[%d] (%s): %w", where, j, sd.ID, err)

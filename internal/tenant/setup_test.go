@@ -2,6 +2,7 @@ package tenant_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -192,6 +193,69 @@ func TestCheckWebhookSecret(t *testing.T) {
 			t.Errorf("env %q file %q: %v", tc.env, tc.file, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("env %q file %q: err = %v, want %q", tc.env, tc.file, err, tc.want)
+		}
+	}
+}
+
+// TestApplySecuritySettings checks a project's context repositories and a
+// domain's security settings: read from the file, stored, unchanged on a
+// second apply, and checked before anything is written.
+func TestApplySecuritySettings(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := tenant.NewService(store, func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) })
+	const file = `
+orgs:
+  - id: acme
+    projects:
+      - id: docs
+        repo: /srv/docs
+        context_repos: [acme/api, acme/sdk]
+    domains:
+      - id: help
+        project: docs
+        reader_secret_file: /run/secrets/reader
+        answers_per_day: 200
+        tokens_per_day: 0
+        proof_of_work: true
+`
+	setup, err := tenant.ParseSetup(strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Apply(ctx, setup); err != nil {
+		t.Fatal(err)
+	}
+	p, err := store.GetProject(ctx, "docs")
+	if err != nil || strings.Join(p.ContextRepos, ",") != "acme/api,acme/sdk" {
+		t.Fatalf("project = %+v, %v", p, err)
+	}
+	d, err := store.GetDomain(ctx, "help")
+	want := tenant.DomainSettings{ReaderSecretFile: "/run/secrets/reader", AnswersPerDay: new(200), TokensPerDay: new(0), ProofOfWork: true}
+	if err != nil || !reflect.DeepEqual(d.Settings, want) {
+		t.Fatalf("domain settings = %+v, %v; want %+v", d.Settings, err, want)
+	}
+	if res, err := svc.Apply(ctx, setup); err != nil || len(res.Created)+len(res.Updated) != 0 {
+		t.Fatalf("second apply = %+v, %v", res, err)
+	}
+
+	for _, tc := range []struct{ entry, want string }{
+		{"projects: [{id: docs, repo: /srv/docs, context_repos: [victim]}]", "owner/name"},
+		{"domains: [{id: help, project: docs, reader_secret_env: A, reader_secret_file: /b}]", "reader_secret_env and reader_secret_file are both set"},
+		{"domains: [{id: help, project: docs, answers_per_day: lots}]", "must be a whole number"},
+		{"domains: [{id: help, project: docs, tokens_per_day: -1}]", "0 (no bound) or more"},
+	} {
+		s, err := tenant.ParseSetup(strings.NewReader("orgs:\n  - id: acme\n    " + tc.entry + "\n"))
+		if err == nil {
+			_, err = svc.Apply(ctx, s)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one with %q", tc.entry, err, tc.want)
 		}
 	}
 }

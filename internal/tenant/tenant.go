@@ -51,7 +51,11 @@ type Project struct {
 	// AllowAutomerge lets workflows with automerge: true push straight to
 	// the base branch.
 	AllowAutomerge bool
-	CreatedAt      time.Time
+	// ContextRepos are the other repositories (owner/name) that the
+	// project's workflows may read as context. Only the operator sets them:
+	// a workflow file in the repository cannot widen what its token reads.
+	ContextRepos []string
+	CreatedAt    time.Time
 }
 
 // Domain is an assistant site: the docs it answers from and who may call it.
@@ -66,7 +70,29 @@ type Domain struct {
 	// FinishThreadID controls the top-level threadId on the v2 finish chunk,
 	// which strict-schema AI SDK clients reject.
 	FinishThreadID bool
+	Settings       DomainSettings
 	CreatedAt      time.Time
+}
+
+// DomainSettings are a domain's optional settings. The stores keep them as
+// one JSON document, so a new setting needs no migration; a field's zero
+// value is the behaviour of a domain that never set it.
+type DomainSettings struct {
+	// ReaderSecretEnv and ReaderSecretFile name where the secret lives that
+	// signs the domain's reader tokens (the team's backend issues them to
+	// signed-in readers; they carry the reader's access groups). Like
+	// every secret, it is never stored. Without one, readers have no
+	// groups and see only pages without groups.
+	ReaderSecretEnv  string `json:"reader_secret_env,omitempty"`
+	ReaderSecretFile string `json:"reader_secret_file,omitempty"`
+	// AnswersPerDay and TokensPerDay bound what one day of the domain's
+	// model answers may spend: nil takes the server's default, 0 is no
+	// bound. Past either, answers come from search alone.
+	AnswersPerDay *int `json:"answers_per_day,omitempty"`
+	TokensPerDay  *int `json:"tokens_per_day,omitempty"`
+	// ProofOfWork makes every assistant request carry a solved challenge,
+	// for a domain under abuse.
+	ProofOfWork bool `json:"proof_of_work,omitempty"`
 }
 
 // Key is a stored API key; only the hash of its secret is kept.
@@ -172,6 +198,9 @@ func (p *Project) Normalize() error {
 	if err := CheckWebhookSecret(*p, "--webhook-secret-env", "--webhook-secret-file"); err != nil {
 		return err
 	}
+	if err := CheckContextRepos(p.ContextRepos); err != nil {
+		return err
+	}
 	if p.Model == "" {
 		p.Model = DefaultModel
 	}
@@ -183,15 +212,58 @@ func (p *Project) Normalize() error {
 // path of one line). envKey and fileKey are what the caller calls the two
 // (flags, set-up file keys), for its errors.
 func CheckWebhookSecret(p Project, envKey, fileKey string) error {
-	if p.WebhookSecretEnv != "" && p.WebhookSecretFile != "" {
-		return apperr.New(apperr.Invalid, "%s and %s are both set; name the webhook secret's variable or its file, not both", envKey, fileKey)
+	return checkSecretSource("webhook secret", p.WebhookSecretEnv, p.WebhookSecretFile, envKey, fileKey)
+}
+
+// CheckReaderSecret is CheckWebhookSecret for a domain's reader token
+// secret.
+func CheckReaderSecret(d Domain, envKey, fileKey string) error {
+	return checkSecretSource("reader token secret", d.Settings.ReaderSecretEnv, d.Settings.ReaderSecretFile, envKey, fileKey)
+}
+
+// checkSecretSource checks the one place a secret is named: a variable
+// or a file, not both.
+func checkSecretSource(what, env, file, envKey, fileKey string) error {
+	if env != "" && file != "" {
+		return apperr.New(apperr.Invalid, "%s and %s are both set; name the %s's variable or its file, not both", envKey, fileKey, what)
 	}
-	if p.WebhookSecretEnv != "" && !envNamePattern.MatchString(p.WebhookSecretEnv) {
+	if env != "" && !envNamePattern.MatchString(env) {
 		// The value is not repeated: what was given may be the secret itself.
 		return apperr.New(apperr.Invalid, "%s is not an environment variable name: use letters, digits and '_', not starting with a digit (the variable's name, never the secret itself)", envKey)
 	}
-	if f := p.WebhookSecretFile; f != "" && (strings.TrimSpace(f) != f || strings.ContainsFunc(f, unicode.IsControl)) {
-		return apperr.New(apperr.Invalid, "%s %q is not a file path: no spaces around it and no control characters", fileKey, f)
+	if file != "" && (strings.TrimSpace(file) != file || strings.ContainsFunc(file, unicode.IsControl)) {
+		return apperr.New(apperr.Invalid, "%s %q is not a file path: no spaces around it and no control characters", fileKey, file)
+	}
+	return nil
+}
+
+// contextRepoPattern is owner/name as the forges spell it (GitLab's
+// groups may nest: group/sub/name).
+var contextRepoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$`)
+
+// CheckContextRepos checks the context repositories an operator allows a
+// project: owner/name each, no duplicates.
+func CheckContextRepos(repos []string) error {
+	seen := make(map[string]bool, len(repos))
+	for _, r := range repos {
+		if !contextRepoPattern.MatchString(r) || strings.Contains(r, "..") || strings.HasPrefix(r, "-") || strings.HasPrefix(r, ".") {
+			return apperr.New(apperr.Invalid, "context repository %q must be owner/name (letters, digits, '.', '_', '-'), like acme/api", r)
+		}
+		if seen[r] {
+			return apperr.New(apperr.Invalid, "context repository %q is listed twice", r)
+		}
+		seen[r] = true
+	}
+	return nil
+}
+
+// CheckBudget checks a domain's daily budget: nil or a number of at
+// least 0.
+func CheckBudget(s DomainSettings) error {
+	for name, v := range map[string]*int{"answers per day": s.AnswersPerDay, "tokens per day": s.TokensPerDay} {
+		if v != nil && *v < 0 {
+			return apperr.New(apperr.Invalid, "the budget's %s is %d; it must be 0 (no bound) or more", name, *v)
+		}
 	}
 	return nil
 }
@@ -223,7 +295,10 @@ func (d *Domain) Normalize() error {
 			return err
 		}
 	}
-	return nil
+	if err := CheckReaderSecret(*d, "--reader-secret-env", "--reader-secret-file"); err != nil {
+		return err
+	}
+	return CheckBudget(d.Settings)
 }
 
 // ValidAgentModel checks a project's agent model: the builtin agent or a

@@ -75,27 +75,30 @@ func (s *Store) ListOrgs(ctx context.Context) ([]tenant.Org, error) {
 	return out, nil
 }
 
-const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, webhook_secret_env, webhook_secret_file, allow_automerge, created_at`
+const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, webhook_secret_env, webhook_secret_file, allow_automerge, context_repos, created_at`
 
 // CreateProject stores a project.
 func (s *Store) CreateProject(ctx context.Context, p tenant.Project) error {
-	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model,
-		p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, p.CreatedAt)
+		p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, nonNil(p.ContextRepos), p.CreatedAt)
 }
 
 // UpdateProject changes a project's settings; its id and org stay.
 func (s *Store) UpdateProject(ctx context.Context, p tenant.Project) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE projects SET repo_url = $1, base_ref = $2, forge_kind = $3, forge_url = $4, token_env = $5, token_file = $6, docs_root = $7, model = $8, webhook_secret_env = $9, webhook_secret_file = $10, allow_automerge = $11 WHERE id = $12 AND org_id = $13`,
-		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, p.ID, p.OrgID)
+	tag, err := s.pool.Exec(ctx, `UPDATE projects SET repo_url = $1, base_ref = $2, forge_kind = $3, forge_url = $4, token_env = $5, token_file = $6, docs_root = $7, model = $8, webhook_secret_env = $9, webhook_secret_file = $10, allow_automerge = $11, context_repos = $12 WHERE id = $13 AND org_id = $14`,
+		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, nonNil(p.ContextRepos), p.ID, p.OrgID)
 	return updated(tag, s.noteWrite(err), "project", p.ID)
 }
 
 func scanProject(row pgx.Row) (tenant.Project, error) {
 	var p tenant.Project
 	err := row.Scan(&p.ID, &p.OrgID, &p.RepoURL, &p.BaseRef, &p.ForgeKind, &p.ForgeURL, &p.TokenEnv, &p.TokenFile, &p.DocsRoot, &p.Model,
-		&p.WebhookSecretEnv, &p.WebhookSecretFile, &p.AllowAutomerge, &p.CreatedAt)
+		&p.WebhookSecretEnv, &p.WebhookSecretFile, &p.AllowAutomerge, &p.ContextRepos, &p.CreatedAt)
 	p.CreatedAt = utc(p.CreatedAt)
+	if len(p.ContextRepos) == 0 {
+		p.ContextRepos = nil
+	}
 	return p, err
 }
 
@@ -122,24 +125,24 @@ func (s *Store) ListProjects(ctx context.Context, orgID string) ([]tenant.Projec
 	return out, nil
 }
 
-const domainColumns = `id, org_id, project_id, ref, site_url, model, allowed_origins, finish_thread_id, created_at`
+const domainColumns = `id, org_id, project_id, ref, site_url, model, allowed_origins, finish_thread_id, settings, created_at`
 
 // CreateDomain stores a domain.
 func (s *Store) CreateDomain(ctx context.Context, d tenant.Domain) error {
-	return s.insert(ctx, "domain", d.ID, `INSERT INTO domains (`+domainColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		d.ID, d.OrgID, d.ProjectID, d.Ref, d.SiteURL, d.Model, nonNil(d.AllowedOrigins), d.FinishThreadID, d.CreatedAt)
+	return s.insert(ctx, "domain", d.ID, `INSERT INTO domains (`+domainColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		d.ID, d.OrgID, d.ProjectID, d.Ref, d.SiteURL, d.Model, nonNil(d.AllowedOrigins), d.FinishThreadID, d.Settings, d.CreatedAt)
 }
 
 // UpdateDomain changes a domain's settings; its id and org stay.
 func (s *Store) UpdateDomain(ctx context.Context, d tenant.Domain) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE domains SET project_id = $1, ref = $2, site_url = $3, model = $4, allowed_origins = $5, finish_thread_id = $6 WHERE id = $7 AND org_id = $8`,
-		d.ProjectID, d.Ref, d.SiteURL, d.Model, nonNil(d.AllowedOrigins), d.FinishThreadID, d.ID, d.OrgID)
+	tag, err := s.pool.Exec(ctx, `UPDATE domains SET project_id = $1, ref = $2, site_url = $3, model = $4, allowed_origins = $5, finish_thread_id = $6, settings = $7 WHERE id = $8 AND org_id = $9`,
+		d.ProjectID, d.Ref, d.SiteURL, d.Model, nonNil(d.AllowedOrigins), d.FinishThreadID, d.Settings, d.ID, d.OrgID)
 	return updated(tag, s.noteWrite(err), "domain", d.ID)
 }
 
 func scanDomain(row pgx.Row) (tenant.Domain, error) {
 	var d tenant.Domain
-	err := row.Scan(&d.ID, &d.OrgID, &d.ProjectID, &d.Ref, &d.SiteURL, &d.Model, &d.AllowedOrigins, &d.FinishThreadID, &d.CreatedAt)
+	err := row.Scan(&d.ID, &d.OrgID, &d.ProjectID, &d.Ref, &d.SiteURL, &d.Model, &d.AllowedOrigins, &d.FinishThreadID, &d.Settings, &d.CreatedAt)
 	d.CreatedAt = utc(d.CreatedAt)
 	return d, err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestMigrateWorkflowsKeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "/srv/docs", BaseRef: "main", ForgeKind: "local", DocsRoot: ".", Model: "builtin", CreatedAt: at}
-	if p != want {
+	if !reflect.DeepEqual(p, want) {
 		t.Errorf("migrated project = %+v, want %+v", p, want)
 	}
 	j, err := s.GetJob(ctx, "docs", "j1")

@@ -66,19 +66,27 @@ func (s *Store) ListOrgs(ctx context.Context) ([]tenant.Org, error) {
 	return out, rows.Err()
 }
 
-const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, webhook_secret_env, webhook_secret_file, allow_automerge, created_at`
+const projectColumns = `id, org_id, repo_url, base_ref, forge_kind, forge_url, token_env, token_file, docs_root, model, webhook_secret_env, webhook_secret_file, allow_automerge, context_repos, created_at`
 
 // CreateProject stores a project.
 func (s *Store) CreateProject(ctx context.Context, p tenant.Project) error {
-	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	repos, err := json.Marshal(nonNil(p.ContextRepos))
+	if err != nil {
+		return fmt.Errorf("encode context repositories: %w", err)
+	}
+	return s.insert(ctx, "project", p.ID, `INSERT INTO projects (`+projectColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.OrgID, p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model,
-		p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, toMicros(p.CreatedAt))
+		p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, string(repos), toMicros(p.CreatedAt))
 }
 
 // UpdateProject changes a project's settings; its id and org stay.
 func (s *Store) UpdateProject(ctx context.Context, p tenant.Project) error {
-	res, err := s.exec(ctx, `UPDATE projects SET repo_url = ?, base_ref = ?, forge_kind = ?, forge_url = ?, token_env = ?, token_file = ?, docs_root = ?, model = ?, webhook_secret_env = ?, webhook_secret_file = ?, allow_automerge = ? WHERE id = ? AND org_id = ?`,
-		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, p.ID, p.OrgID)
+	repos, err := json.Marshal(nonNil(p.ContextRepos))
+	if err != nil {
+		return fmt.Errorf("encode context repositories: %w", err)
+	}
+	res, err := s.exec(ctx, `UPDATE projects SET repo_url = ?, base_ref = ?, forge_kind = ?, forge_url = ?, token_env = ?, token_file = ?, docs_root = ?, model = ?, webhook_secret_env = ?, webhook_secret_file = ?, allow_automerge = ?, context_repos = ? WHERE id = ? AND org_id = ?`,
+		p.RepoURL, p.BaseRef, p.ForgeKind, p.ForgeURL, p.TokenEnv, p.TokenFile, p.DocsRoot, p.Model, p.WebhookSecretEnv, p.WebhookSecretFile, p.AllowAutomerge, string(repos), p.ID, p.OrgID)
 	return updated(res, err, "project", p.ID)
 }
 
@@ -97,10 +105,19 @@ type scanner interface{ Scan(dest ...any) error }
 func scanProject(row scanner) (tenant.Project, error) {
 	var p tenant.Project
 	var created int64
-	err := row.Scan(&p.ID, &p.OrgID, &p.RepoURL, &p.BaseRef, &p.ForgeKind, &p.ForgeURL, &p.TokenEnv, &p.TokenFile, &p.DocsRoot, &p.Model,
-		&p.WebhookSecretEnv, &p.WebhookSecretFile, &p.AllowAutomerge, &created)
+	var repos string
+	if err := row.Scan(&p.ID, &p.OrgID, &p.RepoURL, &p.BaseRef, &p.ForgeKind, &p.ForgeURL, &p.TokenEnv, &p.TokenFile, &p.DocsRoot, &p.Model,
+		&p.WebhookSecretEnv, &p.WebhookSecretFile, &p.AllowAutomerge, &repos, &created); err != nil {
+		return p, err
+	}
 	p.CreatedAt = fromMicros(created)
-	return p, err
+	if err := json.Unmarshal([]byte(repos), &p.ContextRepos); err != nil {
+		return p, fmt.Errorf("decode context repositories of project %q: %w", p.ID, err)
+	}
+	if len(p.ContextRepos) == 0 {
+		p.ContextRepos = nil
+	}
+	return p, nil
 }
 
 // GetProject returns a project.
@@ -131,27 +148,40 @@ func (s *Store) ListProjects(ctx context.Context, orgID string) ([]tenant.Projec
 	return out, rows.Err()
 }
 
-const domainColumns = `id, org_id, project_id, ref, site_url, model, allowed_origins, finish_thread_id, created_at`
+const domainColumns = `id, org_id, project_id, ref, site_url, model, allowed_origins, finish_thread_id, settings, created_at`
 
 // CreateDomain stores a domain.
 func (s *Store) CreateDomain(ctx context.Context, d tenant.Domain) error {
-	origins, err := json.Marshal(nonNil(d.AllowedOrigins))
+	origins, settings, err := encodeDomain(d)
 	if err != nil {
-		return fmt.Errorf("encode origins: %w", err)
+		return err
 	}
-	return s.insert(ctx, "domain", d.ID, `INSERT INTO domains (`+domainColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ID, d.OrgID, d.ProjectID, d.Ref, d.SiteURL, d.Model, string(origins), d.FinishThreadID, toMicros(d.CreatedAt))
+	return s.insert(ctx, "domain", d.ID, `INSERT INTO domains (`+domainColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.OrgID, d.ProjectID, d.Ref, d.SiteURL, d.Model, origins, d.FinishThreadID, settings, toMicros(d.CreatedAt))
 }
 
 // UpdateDomain changes a domain's settings; its id and org stay.
 func (s *Store) UpdateDomain(ctx context.Context, d tenant.Domain) error {
-	origins, err := json.Marshal(nonNil(d.AllowedOrigins))
+	origins, settings, err := encodeDomain(d)
 	if err != nil {
-		return fmt.Errorf("encode origins: %w", err)
+		return err
 	}
-	res, err := s.exec(ctx, `UPDATE domains SET project_id = ?, ref = ?, site_url = ?, model = ?, allowed_origins = ?, finish_thread_id = ? WHERE id = ? AND org_id = ?`,
-		d.ProjectID, d.Ref, d.SiteURL, d.Model, string(origins), d.FinishThreadID, d.ID, d.OrgID)
+	res, err := s.exec(ctx, `UPDATE domains SET project_id = ?, ref = ?, site_url = ?, model = ?, allowed_origins = ?, finish_thread_id = ?, settings = ? WHERE id = ? AND org_id = ?`,
+		d.ProjectID, d.Ref, d.SiteURL, d.Model, origins, d.FinishThreadID, settings, d.ID, d.OrgID)
 	return updated(res, err, "domain", d.ID)
+}
+
+// encodeDomain is the JSON of a domain's origins and settings columns.
+func encodeDomain(d tenant.Domain) (origins, settings string, err error) {
+	o, err := json.Marshal(nonNil(d.AllowedOrigins))
+	if err != nil {
+		return "", "", fmt.Errorf("encode origins: %w", err)
+	}
+	st, err := json.Marshal(d.Settings)
+	if err != nil {
+		return "", "", fmt.Errorf("encode settings: %w", err)
+	}
+	return string(o), string(st), nil
 }
 
 func nonNil(s []string) []string {
@@ -163,14 +193,17 @@ func nonNil(s []string) []string {
 
 func scanDomain(row scanner) (tenant.Domain, error) {
 	var d tenant.Domain
-	var origins string
+	var origins, settings string
 	var created int64
-	if err := row.Scan(&d.ID, &d.OrgID, &d.ProjectID, &d.Ref, &d.SiteURL, &d.Model, &origins, &d.FinishThreadID, &created); err != nil {
+	if err := row.Scan(&d.ID, &d.OrgID, &d.ProjectID, &d.Ref, &d.SiteURL, &d.Model, &origins, &d.FinishThreadID, &settings, &created); err != nil {
 		return d, err
 	}
 	d.CreatedAt = fromMicros(created)
 	if err := json.Unmarshal([]byte(origins), &d.AllowedOrigins); err != nil {
 		return d, fmt.Errorf("decode origins of domain %q: %w", d.ID, err)
+	}
+	if err := json.Unmarshal([]byte(settings), &d.Settings); err != nil {
+		return d, fmt.Errorf("decode settings of domain %q: %w", d.ID, err)
 	}
 	return d, nil
 }

@@ -505,7 +505,7 @@ func checkProject(t *testing.T, got, want tenant.Project) {
 	t.Helper()
 	sameTime(t, "project "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
 	got.CreatedAt, want.CreatedAt = time.Time{}, time.Time{}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("project %s:\n got  %+v\n want %+v", want.ID, got, want)
 	}
 }
@@ -518,7 +518,8 @@ func testProjects(t *testing.T, s Store) {
 		ID: "handbook", OrgID: "acme", RepoURL: "https://github.com/acme/handbook.git", BaseRef: "trunk",
 		ForgeKind: tenant.ForgeGitHub, ForgeURL: "https://api.github.com", TokenEnv: "GH_TOKEN",
 		TokenFile: "/run/secrets/gh", DocsRoot: "site/docs", Model: "openai/gpt-test",
-		WebhookSecretEnv: "GH_WEBHOOK_SECRET", AllowAutomerge: true, CreatedAt: e.t0.Add(time.Second),
+		WebhookSecretEnv: "GH_WEBHOOK_SECRET", AllowAutomerge: true, ContextRepos: []string{"acme/api", "acme/sdk"},
+		CreatedAt: e.t0.Add(time.Second),
 	}
 	foreign := tenant.Project{
 		ID: "theirs", OrgID: "other", RepoURL: "/srv/theirs", BaseRef: "main", ForgeKind: tenant.ForgeLocal,
@@ -566,6 +567,7 @@ func testProjects(t *testing.T, s Store) {
 	upd.RepoURL, upd.BaseRef, upd.ForgeKind, upd.ForgeURL = "https://gitlab.example/acme/handbook.git", "release", tenant.ForgeGitLab, "https://gitlab.example/api/v4"
 	upd.TokenEnv, upd.TokenFile, upd.DocsRoot, upd.Model = "", "/run/secrets/gl", "docs", "anthropic/claude-test"
 	upd.WebhookSecretEnv, upd.WebhookSecretFile, upd.AllowAutomerge = "", "/run/secrets/hook", false
+	upd.ContextRepos = nil
 	must(t, s.UpdateProject(e.ctx, upd), "UpdateProject")
 	got, err := s.GetProject(e.ctx, full.ID)
 	must(t, err, "GetProject after update")
@@ -574,6 +576,7 @@ func testProjects(t *testing.T, s Store) {
 	// The webhook secret and automerge settle the other way round too.
 	plain := e.proj
 	plain.WebhookSecretEnv, plain.AllowAutomerge = "DOCS_WEBHOOK_SECRET", true
+	plain.ContextRepos = []string{"acme/api"}
 	must(t, s.UpdateProject(e.ctx, plain), "UpdateProject "+plain.ID)
 	got, err = s.GetProject(e.ctx, plain.ID)
 	must(t, err, "GetProject after update")
@@ -615,7 +618,8 @@ func testDomains(t *testing.T, s Store) {
 		{ID: "help", OrgID: "acme", ProjectID: e.proj.ID, Ref: "main", SiteURL: "https://docs.acme.example", Model: "extractive",
 			AllowedOrigins: []string{"https://docs.acme.example", "http://localhost:3000", "*"}, FinishThreadID: true, CreatedAt: e.t0},
 		{ID: "api-help", OrgID: "acme", ProjectID: second.ID, Ref: "v2", Model: "openai/gpt-test",
-			AllowedOrigins: []string{}, FinishThreadID: false, CreatedAt: e.t0.Add(time.Second)},
+			AllowedOrigins: []string{}, FinishThreadID: false, CreatedAt: e.t0.Add(time.Second),
+			Settings: tenant.DomainSettings{ReaderSecretEnv: "API_HELP_READER_SECRET", AnswersPerDay: new(500), TokensPerDay: new(0), ProofOfWork: true}},
 		{ID: "their-help", OrgID: "other", ProjectID: "theirs", Ref: "main", Model: "extractive",
 			AllowedOrigins: []string{"https://theirs.example"}, FinishThreadID: false, CreatedAt: e.t0.Add(2 * time.Second)},
 	}
@@ -663,11 +667,13 @@ func testDomains(t *testing.T, s Store) {
 			d := domains[0]
 			d.ProjectID, d.Ref, d.SiteURL, d.Model = second.ID, "release", "https://help.acme.example", "anthropic/claude-test"
 			d.AllowedOrigins, d.FinishThreadID = []string{"https://help.acme.example"}, false
+			d.Settings = tenant.DomainSettings{ReaderSecretFile: "/run/secrets/reader", AnswersPerDay: new(0)}
 			return d
 		}(),
 		func() tenant.Domain {
 			d := domains[1]
 			d.AllowedOrigins, d.FinishThreadID = []string{"https://a.example", "https://b.example"}, true
+			d.Settings = tenant.DomainSettings{}
 			return d
 		}(),
 	} {

@@ -1,0 +1,6 @@
+-- The repositories an operator allows a project's workflows to read as
+-- context (owner/name), and a domain's optional settings as one JSON
+-- document (tenant.DomainSettings): reader token secret, daily budget,
+-- proof of work.
+ALTER TABLE projects ADD COLUMN context_repos text[] NOT NULL DEFAULT '{}';
+ALTER TABLE domains ADD COLUMN settings jsonb NOT NULL DEFAULT '{}';
