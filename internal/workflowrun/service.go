@@ -261,8 +261,9 @@ func fitPrompt(wf workflow.Workflow, push *workflow.Push) (string, error) {
 
 // Webhook verifies and handles a forge webhook for the project: a push to
 // the project's base branch syncs its workflows; a push that workflows
-// watch runs them. A delivery that fails verification is an Unauthorized
-// error wrapping ErrBadSignature.
+// watch runs them. Every refusal made before the delivery is verified is
+// an Unauthorized error wrapping ErrBadSignature, whose message says why
+// for the log; the caller must not show it to the sender.
 func (s *Service) Webhook(ctx context.Context, p tenant.Project, h http.Header, body io.Reader) (WebhookResult, error) {
 	secret, err := s.webhookSecret(p)
 	if err != nil {
@@ -270,8 +271,8 @@ func (s *Service) Webhook(ctx context.Context, p tenant.Project, h http.Header, 
 	}
 	d, err := workflow.ReadWebhook(h, body, secret)
 	switch {
-	case errors.Is(err, workflow.ErrSignature):
-		return WebhookResult{}, &apperr.Error{Code: apperr.Unauthorized, Message: fmt.Sprintf("the webhook's signature does not match project %s's webhook secret", p.ID), Cause: fmt.Errorf("%w: %w", ErrBadSignature, err)}
+	case errors.Is(err, workflow.ErrUnverified):
+		return WebhookResult{}, &apperr.Error{Code: apperr.Unauthorized, Message: fmt.Sprintf("a webhook delivery to project %s was not verified: %v", p.ID, err), Cause: fmt.Errorf("%w: %w", ErrBadSignature, err)}
 	case errors.Is(err, workflow.ErrTooLarge):
 		return WebhookResult{}, apperr.Wrap(err, apperr.TooLarge, "%v", err)
 	case err != nil:
@@ -369,8 +370,10 @@ func (s *Service) webhookSecret(p tenant.Project) ([]byte, error) {
 	return []byte(secret), nil
 }
 
+// noSecret is the refusal of every delivery to a project without a
+// webhook secret. Its message names where the secret should be, for the
+// log: the caller tells the sender only that it was refused.
 func (s *Service) noSecret(p tenant.Project, why string) error {
-	s.cfg.Log.Warn("webhook refused: no secret", "project", p.ID, "why", why)
 	return &apperr.Error{
 		Code:    apperr.Unauthorized,
 		Message: fmt.Sprintf("project %s has no webhook secret (%s); every delivery is refused until 'docsmith project update %s --webhook-secret-env VAR' names one", p.ID, why, p.ID),

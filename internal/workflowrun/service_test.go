@@ -427,8 +427,14 @@ func TestPushWebhookStartsRunsOnce(t *testing.T) {
 	}
 	noSecret := e.project
 	noSecret.WebhookSecretEnv = ""
-	if _, err := s.Webhook(ctx, noSecret, h, bytes.NewReader(body)); !apperr.Is(err, apperr.Unauthorized) || !strings.Contains(apperr.MessageOf(err), "--webhook-secret-env") {
+	if _, err := s.Webhook(ctx, noSecret, h, bytes.NewReader(body)); !apperr.Is(err, apperr.Unauthorized) || !errors.Is(err, workflowrun.ErrBadSignature) ||
+		!strings.Contains(apperr.MessageOf(err), "--webhook-secret-env") {
 		t.Fatalf("no secret: %v", err)
+	}
+	// Headers that say nothing a forge sends are refused the same way
+	// as a bad signature: they come before any verification.
+	if _, err := s.Webhook(ctx, e.project, http.Header{}, bytes.NewReader(body)); !apperr.Is(err, apperr.Unauthorized) || !errors.Is(err, workflowrun.ErrBadSignature) {
+		t.Fatalf("no forge headers: %v", err)
 	}
 }
 
