@@ -190,6 +190,7 @@ func (m *Main) Start(ctx context.Context) error {
 		TrustedProxies: m.Config.TrustedProxies,
 		Widget:         widgetBundle,
 		Demo:           demo,
+		WebhookReads:   m.Config.Workflows.WebhookReads,
 	})
 
 	var lc net.ListenConfig

@@ -92,6 +92,9 @@ type Workflows struct {
 	SyncInterval time.Duration
 	// Tick is how often due schedule slots are looked for.
 	Tick time.Duration
+	// WebhookReads is how many forge webhooks one process handles at
+	// once; more are answered 503 without reading their bodies.
+	WebhookReads int
 }
 
 // Limits are SPEC §6's rate limits; 0 turns a limit off.
@@ -211,6 +214,7 @@ func table() []option {
 		{name: "workflow_new_run_while_active", def: "false", desc: "start a new job when a workflow is triggered while its run is active (false: queue the trigger on that run as a follow-up)", set: boolean(func(c *Config) *bool { return &c.Workflows.NewRunWhileActive })},
 		{name: "workflow_sync_interval", def: "5m", desc: "how often each project's base branch is checked for changed workflow files (a push webhook to it syncs at once)", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.SyncInterval }, 10*time.Second)},
 		{name: "workflow_tick", def: "30s", desc: "how often due workflow schedules are looked for", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.Tick }, time.Second)},
+		{name: "webhook_concurrency", def: "16", desc: "forge webhooks one process reads at once, each up to 5 MiB before its signature is checked; more are answered 503 with Retry-After", set: integer(func(c *Config) *int { return &c.Workflows.WebhookReads }, 1)},
 	}
 }
 

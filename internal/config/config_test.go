@@ -225,19 +225,20 @@ func TestWorkflowOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := c.Workflows
-	if w.Location != time.UTC || w.DailyCap != 50 || w.NewRunWhileActive || w.SyncInterval != 5*time.Minute || w.Tick != 30*time.Second {
+	if w.Location != time.UTC || w.DailyCap != 50 || w.NewRunWhileActive || w.SyncInterval != 5*time.Minute || w.Tick != 30*time.Second || w.WebhookReads != 16 {
 		t.Fatalf("workflow defaults = %+v", w)
 	}
 
 	c, err = load(t, []string{"--workflow-timezone", "Europe/Berlin", "--workflow-daily-cap", "0", "--workflow-new-run-while-active=true"}, map[string]string{
 		"DOCSMITH_WORKFLOW_SYNC_INTERVAL": "1m",
 		"DOCSMITH_WORKFLOW_TICK":          "5s",
+		"DOCSMITH_WEBHOOK_CONCURRENCY":    "4",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w = c.Workflows
-	if w.Location.String() != "Europe/Berlin" || w.DailyCap != 0 || !w.NewRunWhileActive || w.SyncInterval != time.Minute || w.Tick != 5*time.Second {
+	if w.Location.String() != "Europe/Berlin" || w.DailyCap != 0 || !w.NewRunWhileActive || w.SyncInterval != time.Minute || w.Tick != 5*time.Second || w.WebhookReads != 4 {
 		t.Fatalf("workflow options = %+v", w)
 	}
 
@@ -256,6 +257,7 @@ func TestWorkflowOptions(t *testing.T) {
 		{"DOCSMITH_WORKFLOW_SYNC_INTERVAL", "1s", "at least 10s"},
 		{"DOCSMITH_WORKFLOW_SYNC_INTERVAL", "soon", "at least 10s"},
 		{"DOCSMITH_WORKFLOW_TICK", "100ms", "at least 1s"},
+		{"DOCSMITH_WEBHOOK_CONCURRENCY", "0", "at least 1"},
 	}
 	for _, tc := range tests {
 		_, err := load(t, nil, map[string]string{tc.env: tc.bad})

@@ -60,7 +60,17 @@ type Deps struct {
 	// Workflows runs agent workflows and takes forge webhooks
 	// (workflowrun.Service); nil answers their endpoints with 503.
 	Workflows Workflows
+	// WebhookReads is how many forge webhooks this process handles at
+	// once, each holding a body of up to 5 MiB before its signature can
+	// be checked; more are answered 503 without reading them. 0 means
+	// DefaultWebhookReads.
+	WebhookReads int
 }
+
+// DefaultWebhookReads is how many webhooks are handled at once when Deps
+// does not say: forges deliver a push or two at a time, and 16 bodies
+// hold at most 80 MiB.
+const DefaultWebhookReads = 16
 
 // Indexer builds a domain's search index (assistant.Indexer).
 type Indexer interface {
@@ -81,6 +91,8 @@ type Server struct {
 	Deps
 	metrics  *metrics
 	draining atomic.Bool
+	// webhookSlots holds a token for each webhook being handled.
+	webhookSlots chan struct{}
 
 	// Long-lived streams have their own stop signals, apart from the
 	// requests' contexts: event streams end as soon as shutdown begins
@@ -103,7 +115,10 @@ func New(d Deps) *Server {
 	if d.Widget == nil {
 		d.Widget = widget.Embedded()
 	}
-	s := &Server{Deps: d, metrics: newMetrics(d.Registry), stopEvents: make(chan struct{})}
+	if d.WebhookReads <= 0 {
+		d.WebhookReads = DefaultWebhookReads
+	}
+	s := &Server{Deps: d, metrics: newMetrics(d.Registry), stopEvents: make(chan struct{}), webhookSlots: make(chan struct{}, d.WebhookReads)}
 	s.answers, s.stopAnswers = context.WithCancelCause(context.Background())
 	return s
 }

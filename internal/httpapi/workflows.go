@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -258,27 +257,52 @@ func renderWebhook(res workflowrun.WebhookResult) webhookJSON {
 	return out
 }
 
+// webhookReadTimeout bounds how long a webhook's body may take to arrive:
+// a forge sends its few megabytes at once, and a sender that trickles
+// holds one of the few webhook slots for no more than this.
+const webhookReadTimeout = 10 * time.Second
+
+// errWebhookRefused is the one answer to every webhook refused before it
+// was verified, whatever the reason (no such project, no secret set, a
+// wrong or missing signature, headers no forge sends): its sender may not
+// be the forge, so it learns neither which project ids exist nor how the
+// project is set up. The log says why, under the request id.
+var errWebhookRefused = apperr.New(apperr.Unauthorized, "webhook refused: it is not signed with the webhook secret of a project with this id; the server log says why under this response's X-Request-Id")
+
 // webhook takes a forge's push webhook for the path's project. It has no
 // bearer key: Webhook authenticates the delivery by its signature (or
-// GitLab's token) against the project's webhook secret.
+// GitLab's token) against the project's webhook secret, reading the body
+// once as it does. Until then the sender is anonymous: a few deliveries
+// are handled at once, a body too large is refused by its announced
+// length before anything else, and every refusal looks the same.
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	wf, err := s.workflows()
 	if err != nil {
 		return err
 	}
+	if r.ContentLength > workflow.MaxWebhookBytes {
+		return apperr.New(apperr.TooLarge, "the webhook body is larger than the limit of %d bytes", workflow.MaxWebhookBytes)
+	}
+	select {
+	case s.webhookSlots <- struct{}{}:
+		defer func() { <-s.webhookSlots }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		return apperr.New(apperr.Unavailable, "this server is handling as many webhooks as it takes at once; retry in a few seconds")
+	}
+	// Not supported only under a test recorder; the server's own read
+	// timeout still holds then.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(webhookReadTimeout))
 	id := r.PathValue("projectId")
 	project, err := s.Tenants.Store().GetProject(r.Context(), id)
 	if apperr.Is(err, apperr.NotFound) {
-		return apperr.New(apperr.NotFound, "project %q not found", id)
+		return s.refuseWebhook(r, id, err)
 	}
 	if err != nil {
 		return err
 	}
-	body, err := readWebhookBody(w, r)
-	if err != nil {
-		return err
-	}
-	res, err := wf.Webhook(r.Context(), project, r.Header, bytes.NewReader(body))
+	body := http.MaxBytesReader(w, r.Body, workflow.MaxWebhookBytes)
+	res, err := wf.Webhook(r.Context(), project, r.Header, body)
 	if err != nil {
 		return s.webhookError(r, project, err)
 	}
@@ -286,36 +310,22 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// readWebhookBody reads the raw body, whatever its type, up to the
-// webhook cap rather than the JSON body limit: forges send large pushes.
-func readWebhookBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := apperr.New(apperr.TooLarge, "the webhook body is larger than the limit of %d bytes", workflow.MaxWebhookBytes)
-	if r.ContentLength > workflow.MaxWebhookBytes {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, workflow.MaxWebhookBytes))
-	var over *http.MaxBytesError
-	if errors.As(err, &over) {
-		return nil, tooLarge
-	}
-	if err != nil {
-		return nil, apperr.Wrap(err, apperr.Invalid, "the webhook body could not be read")
-	}
-	return body, nil
+// refuseWebhook logs why a delivery was refused before it was verified,
+// and returns the one answer its sender gets.
+func (s *Server) refuseWebhook(r *http.Request, projectID string, why error) error {
+	// What the sender sent is named, never the values: a signature or
+	// token is as good as the secret for a replay.
+	s.Log.WarnContext(r.Context(), "webhook refused", "request_id", requestID(r.Context()),
+		"project", projectID, "forge_headers", forgeHeaders(r.Header), "remote", s.clientIP(r).String(), "reason", why.Error())
+	return errWebhookRefused
 }
 
-// webhookError logs a delivery that failed verification and makes sure
-// each webhook error has its status, even one the service left uncoded.
+// webhookError turns the service's error into the answer: a delivery
+// refused before it was verified gets the one refusal, and each error of
+// a verified delivery its status, even one the service left uncoded.
 func (s *Server) webhookError(r *http.Request, p tenant.Project, err error) error {
-	if errors.Is(err, workflowrun.ErrBadSignature) || errors.Is(err, workflow.ErrSignature) {
-		if !apperr.Is(err, apperr.Unauthorized) {
-			err = apperr.Wrap(err, apperr.Unauthorized, "the webhook's signature or token does not match the project's webhook secret")
-		}
-		// What the sender sent is named, never the values: a signature
-		// or token is as good as the secret for a replay.
-		s.Log.WarnContext(r.Context(), "webhook refused: bad signature", "request_id", requestID(r.Context()),
-			"project", p.ID, "forge_headers", forgeHeaders(r.Header), "remote", s.clientIP(r).String(), "reason", apperr.MessageOf(err))
-		return err
+	if errors.Is(err, workflowrun.ErrBadSignature) || errors.Is(err, workflow.ErrUnverified) || errors.Is(err, workflow.ErrSignature) {
+		return s.refuseWebhook(r, p.ID, err)
 	}
 	if apperr.CodeOf(err) != apperr.Internal {
 		return err
@@ -323,7 +333,7 @@ func (s *Server) webhookError(r *http.Request, p tenant.Project, err error) erro
 	switch {
 	case errors.Is(err, workflow.ErrTooLarge):
 		return apperr.Wrap(err, apperr.TooLarge, "%s", err.Error())
-	case errors.Is(err, workflow.ErrUnknownForge), errors.Is(err, workflow.ErrMissingHeader), errors.Is(err, workflow.ErrPayload):
+	case errors.Is(err, workflow.ErrPayload):
 		return apperr.Wrap(err, apperr.Invalid, "%s", err.Error())
 	}
 	return err

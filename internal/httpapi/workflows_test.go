@@ -93,6 +93,12 @@ func (f *fakeWorkflows) RunManual(_ context.Context, p tenant.Project, workflowI
 
 func (f *fakeWorkflows) Webhook(_ context.Context, p tenant.Project, h http.Header, body io.Reader) (workflowrun.WebhookResult, error) {
 	b, err := io.ReadAll(body)
+	var over *http.MaxBytesError
+	if errors.As(err, &over) {
+		// As the service answers a body over the cap once a token
+		// verified the delivery.
+		return workflowrun.WebhookResult{}, apperr.Wrap(err, apperr.TooLarge, "%v", workflow.ErrTooLarge)
+	}
 	if err != nil {
 		return workflowrun.WebhookResult{}, err
 	}
@@ -136,6 +142,12 @@ type workflowServer struct {
 
 func newWorkflowServer(t *testing.T, limits Limits, withService bool) *workflowServer {
 	t.Helper()
+	return newWorkflowServerWith(t, limits, withService, func(*Deps) {})
+}
+
+// newWorkflowServerWith is newWorkflowServer with its Deps edited first.
+func newWorkflowServerWith(t *testing.T, limits Limits, withService bool, edit func(*Deps)) *workflowServer {
+	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, t.TempDir())
 	if err != nil {
@@ -174,6 +186,7 @@ func newWorkflowServer(t *testing.T, limits Limits, withService bool) *workflowS
 	if withService {
 		deps.Workflows = s.fake
 	}
+	edit(&deps)
 	ts := httptest.NewServer(New(deps).Handler())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
@@ -244,9 +257,9 @@ func matchesOpenAPI(req *http.Request, resp *http.Response, body []byte) error {
 const githubSignature = "sha256=0badc0ffee0badc0ffee0badc0ffee0badc0ffee0badc0ffee0badc0ffee0bad"
 
 // TestWebhookBadSignature checks that a delivery the service refuses for
-// its signature is a 401, whether or not the service gave the error its
-// code, and that the log names the project, the forge headers and the
-// client, never the signature.
+// its signature is the one refusal, whether or not the service gave the
+// error its code, and that the log names the project, the forge headers,
+// the client and the reason, never the signature.
 func TestWebhookBadSignature(t *testing.T) {
 	t.Parallel()
 	for name, serviceErr := range map[string]error{
@@ -261,39 +274,118 @@ func TestWebhookBadSignature(t *testing.T) {
 			}
 			r := s.do(http.MethodPost, "/v2/hooks/docs", "", strings.NewReader(`{"ref":"refs/heads/main"}`),
 				"Content-Type", "application/json", "X-GitHub-Event", "push", "X-GitHub-Delivery", "d-1", "X-Hub-Signature-256", githubSignature)
-			if r.status != http.StatusUnauthorized || !strings.Contains(r.errorMessage(t), "signature") {
+			if r.status != http.StatusUnauthorized || r.errorMessage(t) != errWebhookRefused.Message {
 				t.Fatalf("bad signature: %d %s", r.status, r.body)
 			}
-			logged := s.log.String()
-			var warn string
-			for _, line := range strings.Split(logged, "\n") {
-				if strings.Contains(line, "level=WARN") && strings.Contains(line, "webhook refused") {
-					warn = line
-				}
-			}
-			for _, want := range []string{"project=docs", "X-GitHub-Event", "X-Hub-Signature-256", "remote=127.0.0.1", "request_id="} {
+			warn := s.webhookWarning(r.header.Get("X-Request-Id"))
+			for _, want := range []string{"project=docs", "X-GitHub-Event", "X-Hub-Signature-256", "remote=127.0.0.1", "signature does not match"} {
 				if !strings.Contains(warn, want) {
 					t.Errorf("the warning %q lacks %q", warn, want)
 				}
 			}
-			if strings.Contains(logged, githubSignature) || strings.Contains(logged, "0badc0ffee") {
+			if logged := s.log.String(); strings.Contains(logged, githubSignature) || strings.Contains(logged, "0badc0ffee") {
 				t.Errorf("the log holds the signature:\n%s", logged)
 			}
 		})
 	}
 }
 
-// TestWebhookUnknownProject checks that a webhook for no project is a 404
-// worded as the other endpoints word it, and reaches no service.
-func TestWebhookUnknownProject(t *testing.T) {
+// webhookWarning is the log's warning about the refused webhook of the
+// request id, or "".
+func (s *workflowServer) webhookWarning(requestID string) string {
+	for _, line := range strings.Split(s.log.String(), "\n") {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, "webhook refused") && strings.Contains(line, "request_id="+requestID) {
+			return line
+		}
+	}
+	return ""
+}
+
+// TestWebhookRefusalsLookTheSame checks that whoever sends a webhook that
+// is not verified cannot tell an unknown project from a known one, nor a
+// project without a secret from a wrong signature: the same status and
+// body every time, naming no secret's variable or file, and the reason
+// only in the log under the request id.
+func TestWebhookRefusalsLookTheSame(t *testing.T) {
 	t.Parallel()
 	s := newWorkflowServer(t, Limits{}, true)
-	r := s.do(http.MethodPost, "/v2/hooks/nope", "", strings.NewReader("{}"), "X-GitHub-Event", "push")
-	if r.status != http.StatusNotFound || r.errorMessage(t) != `project "nope" not found` {
-		t.Fatalf("unknown project: %d %s", r.status, r.body)
+	s.fake.webhook = func(p tenant.Project, h http.Header, _ []byte) (workflowrun.WebhookResult, error) {
+		if h.Get("X-Hub-Signature-256") == "" {
+			// As the service refuses a project that names an unset
+			// variable: the message is for the log.
+			return workflowrun.WebhookResult{}, &apperr.Error{Code: apperr.Unauthorized,
+				Message: "project docs has no webhook secret (the variable DOCS_HOOK_SECRET it names is not set)",
+				Cause:   fmt.Errorf("%w: %w", workflowrun.ErrBadSignature, workflow.ErrNoSecret)}
+		}
+		return workflowrun.WebhookResult{}, fmt.Errorf("%w: %w", workflow.ErrUnverified, workflow.ErrSignature)
 	}
-	if len(s.fake.projects) != 0 {
-		t.Fatalf("the service was called for %v", s.fake.projects)
+	signed := []string{"X-GitHub-Event", "push", "X-GitHub-Delivery", "d-1", "X-Hub-Signature-256", githubSignature}
+	tests := []struct {
+		name, path string
+		header     []string
+		logged     string
+	}{
+		{"unknown project", "/v2/hooks/nope", signed, "project=nope"},
+		{"bad signature", "/v2/hooks/docs", signed, "does not match"},
+		{"no secret", "/v2/hooks/docs", []string{"X-GitHub-Event", "push", "X-GitHub-Delivery", "d-1"}, "DOCS_HOOK_SECRET"},
+	}
+	var first response
+	for i, tc := range tests {
+		r := s.do(http.MethodPost, tc.path, "", strings.NewReader(`{"ref":"refs/heads/main"}`), tc.header...)
+		if i == 0 {
+			first = r
+		}
+		if r.status != http.StatusUnauthorized || r.body != first.body {
+			t.Errorf("%s: %d %s, want %d %s as for %s", tc.name, r.status, r.body, first.status, first.body, tests[0].name)
+		}
+		if strings.Contains(r.body, "DOCS_HOOK_SECRET") || strings.Contains(r.body, "secret-env") {
+			t.Errorf("%s: the answer names where the secret is: %s", tc.name, r.body)
+		}
+		if warn := s.webhookWarning(r.header.Get("X-Request-Id")); !strings.Contains(warn, tc.logged) {
+			t.Errorf("%s: the warning %q lacks %q", tc.name, warn, tc.logged)
+		}
+	}
+	s.fake.mu.Lock()
+	defer s.fake.mu.Unlock()
+	if slices.Contains(s.fake.projects, "nope") {
+		t.Errorf("the service was called for an unknown project")
+	}
+}
+
+// TestWebhookBusy checks that past WebhookReads deliveries at once the
+// next is answered 503 with Retry-After at once, without its body being
+// read, and that the slot is free again once the others end.
+func TestWebhookBusy(t *testing.T) {
+	t.Parallel()
+	s := newWorkflowServerWith(t, Limits{}, true, func(d *Deps) { d.WebhookReads = 1 })
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.fake.webhook = func(tenant.Project, http.Header, []byte) (workflowrun.WebhookResult, error) {
+		select {
+		case entered <- struct{}{}:
+			<-release
+		default:
+		}
+		return workflowrun.WebhookResult{Forge: "github", Delivery: "d"}, nil
+	}
+	held := make(chan response, 1)
+	go func() { held <- s.do(http.MethodPost, "/v2/hooks/docs", "", strings.NewReader("{}")) }()
+	<-entered
+	r := s.do(http.MethodPost, "/v2/hooks/docs", "", strings.NewReader("{}"))
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(r.errorMessage(t), "retry") {
+		t.Fatalf("a delivery past the limit: %d %s (Retry-After %q)", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	s.fake.mu.Lock()
+	called := len(s.fake.bodies)
+	s.fake.mu.Unlock()
+	if called != 1 {
+		t.Fatalf("the service read %d bodies, want only the first delivery's", called)
+	}
+	close(release)
+	if r := <-held; r.status != http.StatusOK {
+		t.Fatalf("the delivery in progress: %d %s", r.status, r.body)
+	}
+	if r := s.do(http.MethodPost, "/v2/hooks/docs", "", strings.NewReader("{}")); r.status != http.StatusOK {
+		t.Fatalf("a delivery after the others ended: %d %s", r.status, r.body)
 	}
 }
 
@@ -339,8 +431,9 @@ func TestWebhookErrorsOfTheService(t *testing.T) {
 		want   string
 	}{
 		{apperr.New(apperr.Invalid, "webhook payload is not a valid push event: the body is form-encoded; set the webhook's content type to application/json"), 400, "content type to application/json"},
-		{fmt.Errorf("%w: no X-GitHub-Delivery", workflow.ErrMissingHeader), 400, "missing a required header"},
-		{workflow.ErrUnknownForge, 400, "no GitHub, GitLab, Gitea or Forgejo event header"},
+		{fmt.Errorf("%w: trailing data after the JSON object", workflow.ErrPayload), 400, "trailing data"},
+		{fmt.Errorf("%w: %w: no X-GitHub-Delivery", workflow.ErrUnverified, workflow.ErrMissingHeader), 401, errWebhookRefused.Message},
+		{fmt.Errorf("%w: %w", workflow.ErrUnverified, workflow.ErrUnknownForge), 401, errWebhookRefused.Message},
 		{workflow.ErrTooLarge, 413, "larger than"},
 		{errors.New("database is locked"), 500, "internal error"},
 	}

@@ -77,10 +77,14 @@
 // (X-Gitlab-Event: Push Hook, X-Gitlab-Event-UUID, X-Gitlab-Token equal to
 // the secret) and Gitea or Forgejo (X-Gitea-Event or X-Forgejo-Event,
 // their -Delivery header, and X-Gitea-Signature or X-Forgejo-Signature:
-// <hex HMAC-SHA256>). Secrets are compared in constant time before the
-// body is parsed; bodies over 5 MiB are refused. Other events, tag pushes
-// and branch deletions are genuine deliveries that start nothing, and say
-// why. The delivery id is returned so the caller can refuse replays.
+// <hex HMAC-SHA256>). GitLab's token is compared before the body is read;
+// the HMAC is computed as the body is read, once, into a buffer that grows
+// with what arrives and is refused past 5 MiB, and compared before the
+// body is parsed; both comparisons take constant time. Every refusal made
+// before a delivery is verified wraps ErrUnverified. Other events, tag
+// pushes and branch deletions are genuine deliveries that start nothing,
+// and say why. The delivery id and the push's commits are returned so the
+// caller can refuse replays, under the same delivery id or a new one.
 //
 // # Matching
 //

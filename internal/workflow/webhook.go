@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"strings"
@@ -29,9 +30,13 @@ const (
 	Gitea Forge = "gitea"
 )
 
-// Errors a webhook handler maps to statuses: ErrSignature to 401, the rest
-// to 400 (ErrTooLarge to 413).
+// Errors a webhook handler maps to statuses. Every refusal made before the
+// delivery is verified wraps ErrUnverified as well as the sentinel that
+// says why: its sender may not be the forge, so it is told no more than
+// that it was refused (401). After verification, ErrTooLarge is a 413 and
+// the rest are 400s.
 var (
+	ErrUnverified    = errors.New("webhook not verified")
 	ErrSignature     = errors.New("webhook signature or token does not match the project's secret")
 	ErrTooLarge      = fmt.Errorf("webhook body is larger than %d bytes", MaxWebhookBytes)
 	ErrUnknownForge  = errors.New("webhook carries no GitHub, GitLab, Gitea or Forgejo event header")
@@ -83,27 +88,34 @@ type Commit struct {
 	Removed  []string
 }
 
-// ReadWebhook verifies and parses a webhook. It reads at most
-// MaxWebhookBytes of body, checks the signature (or GitLab's token)
-// against secret in constant time before looking at the payload, and
-// returns the delivery. Errors wrap the sentinels above.
+// ReadWebhook verifies and parses a webhook. Everything the headers say is
+// checked before the body is read: GitLab's token is compared then, and a
+// GitHub or Gitea signature must be a well-formed SHA-256. The body is then
+// read once, into a buffer that grows with what arrives up to
+// MaxWebhookBytes, while its HMAC is computed; it is compared with the
+// signature in constant time before the payload is looked at. Errors wrap
+// the sentinels above.
 func ReadWebhook(h http.Header, body io.Reader, secret []byte) (Delivery, error) {
 	if len(secret) == 0 {
-		return Delivery{}, ErrNoSecret
+		return Delivery{}, unverified(ErrNoSecret)
 	}
 	forge, event, id, err := identify(h)
 	if err != nil {
-		return Delivery{}, err
+		return Delivery{}, unverified(err)
 	}
-	data, err := io.ReadAll(io.LimitReader(body, MaxWebhookBytes+1))
+	check, err := newBodyCheck(forge, h, secret)
 	if err != nil {
-		return Delivery{}, fmt.Errorf("read webhook body: %w", err)
+		return Delivery{}, unverified(err)
 	}
-	if len(data) > MaxWebhookBytes {
-		return Delivery{}, ErrTooLarge
-	}
-	if err := verify(forge, h, data, secret); err != nil {
+	data, err := readCapped(io.TeeReader(body, check), MaxWebhookBytes)
+	if err != nil {
+		if !check.verifiedByHeader() {
+			return Delivery{}, unverified(err)
+		}
 		return Delivery{}, err
+	}
+	if err := check.verify(); err != nil {
+		return Delivery{}, unverified(err)
 	}
 	d := Delivery{Forge: forge, Event: event, ID: id}
 	if !isPushEvent(forge, event) {
@@ -117,6 +129,8 @@ func ReadWebhook(h http.Header, body io.Reader, secret []byte) (Delivery, error)
 	d.Push, d.Ignored = push, ignored
 	return d, nil
 }
+
+func unverified(err error) error { return fmt.Errorf("%w: %w", ErrUnverified, err) }
 
 // identify tells the forge apart by its headers. Gitea and Forgejo also
 // send GitHub's headers for compatibility, so they are looked for first.
@@ -145,53 +159,105 @@ func identify(h http.Header) (forge Forge, event, id string, err error) {
 	return forge, event, id, nil
 }
 
-func verify(forge Forge, h http.Header, body, secret []byte) error {
+// bodyCheck verifies a delivery's body as it streams past: it computes
+// the HMAC-SHA256 of what is written to it, for verify to compare with the
+// signature header. A forge that authenticates with a token header
+// (GitLab) was verified before the body was read; its check has no HMAC.
+type bodyCheck struct {
+	mac  hash.Hash
+	want []byte
+}
+
+// newBodyCheck checks what the headers alone can tell: GitLab's token
+// against secret, and that a GitHub or Gitea signature is there and is a
+// hex SHA-256.
+func newBodyCheck(forge Forge, h http.Header, secret []byte) (*bodyCheck, error) {
+	var hexSig string
 	switch forge {
 	case GitLab:
 		token := h.Get("X-Gitlab-Token")
 		if token == "" {
-			return fmt.Errorf("%w: X-Gitlab-Token is missing", ErrSignature)
+			return nil, fmt.Errorf("%w: X-Gitlab-Token is missing", ErrSignature)
 		}
 		// Compare digests so the comparison takes the same time whatever
 		// the lengths.
 		a, b := sha256.Sum256([]byte(token)), sha256.Sum256(secret)
 		if subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
-			return ErrSignature
+			return nil, ErrSignature
 		}
-		return nil
+		return &bodyCheck{}, nil
 	case GitHub:
 		sig := h.Get("X-Hub-Signature-256")
 		if sig == "" {
-			return fmt.Errorf("%w: X-Hub-Signature-256 is missing", ErrSignature)
+			return nil, fmt.Errorf("%w: X-Hub-Signature-256 is missing", ErrSignature)
 		}
-		hexSig, ok := strings.CutPrefix(sig, "sha256=")
-		if !ok {
-			return fmt.Errorf("%w: X-Hub-Signature-256 does not start with sha256=", ErrSignature)
+		var ok bool
+		if hexSig, ok = strings.CutPrefix(sig, "sha256="); !ok {
+			return nil, fmt.Errorf("%w: X-Hub-Signature-256 does not start with sha256=", ErrSignature)
 		}
-		return checkHMAC(hexSig, body, secret)
 	default:
-		sig := h.Get("X-Forgejo-Signature")
-		if sig == "" {
-			sig = h.Get("X-Gitea-Signature")
+		hexSig = h.Get("X-Forgejo-Signature")
+		if hexSig == "" {
+			hexSig = h.Get("X-Gitea-Signature")
 		}
-		if sig == "" {
-			return fmt.Errorf("%w: X-Gitea-Signature is missing", ErrSignature)
+		if hexSig == "" {
+			return nil, fmt.Errorf("%w: X-Gitea-Signature is missing", ErrSignature)
 		}
-		return checkHMAC(sig, body, secret)
 	}
+	want, err := hex.DecodeString(strings.TrimSpace(hexSig))
+	if err != nil || len(want) != sha256.Size {
+		return nil, fmt.Errorf("%w: the signature is not a hex HMAC-SHA256", ErrSignature)
+	}
+	return &bodyCheck{mac: hmac.New(sha256.New, secret), want: want}, nil
 }
 
-func checkHMAC(hexSig string, body, secret []byte) error {
-	got, err := hex.DecodeString(strings.TrimSpace(hexSig))
-	if err != nil {
-		return fmt.Errorf("%w: signature is not hex", ErrSignature)
+func (c *bodyCheck) Write(p []byte) (int, error) {
+	if c.mac == nil {
+		return len(p), nil
 	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	if !hmac.Equal(got, mac.Sum(nil)) {
+	return c.mac.Write(p)
+}
+
+// verifiedByHeader reports whether the delivery was verified before its
+// body was read.
+func (c *bodyCheck) verifiedByHeader() bool { return c.mac == nil }
+
+// verify compares the HMAC of the body written so far with the signature.
+func (c *bodyCheck) verify() error {
+	if c.mac != nil && !hmac.Equal(c.want, c.mac.Sum(nil)) {
 		return ErrSignature
 	}
 	return nil
+}
+
+// readCapped reads r to its end. Its buffer grows with what arrives, never
+// past limit+1 bytes, so a sender that announces a large body and sends
+// little costs little; one that sends more than limit bytes is refused with
+// ErrTooLarge as soon as it does.
+func readCapped(r io.Reader, limit int) ([]byte, error) {
+	buf := make([]byte, 0, min(limit+1, 32<<10))
+	for {
+		if len(buf) == cap(buf) {
+			// Doubled by hand: append's growth could overshoot the cap.
+			grown := make([]byte, len(buf), len(buf)+min(cap(buf), limit+1-len(buf)))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if len(buf) > limit {
+			return nil, ErrTooLarge
+		}
+		var over *http.MaxBytesError
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case errors.As(err, &over):
+			return nil, ErrTooLarge
+		case err != nil:
+			return nil, fmt.Errorf("read webhook body: %w", err)
+		}
+	}
 }
 
 func isPushEvent(forge Forge, event string) bool {
@@ -200,8 +266,6 @@ func isPushEvent(forge Forge, event string) bool {
 	}
 	return event == "push"
 }
-
-const zeroSHA = "0000000000000000000000000000000000000000"
 
 // payload is the union of the three forges' push payloads. GitHub's and
 // Gitea's share names; GitLab names the repository "project" and the
@@ -253,7 +317,7 @@ func parsePush(forge Forge, data []byte) (*Push, string, error) {
 	if dec.More() {
 		return nil, "", fmt.Errorf("%w: trailing data after the JSON object", ErrPayload)
 	}
-	out := &Push{Before: p.Before, After: p.After}
+	out := &Push{}
 	switch forge {
 	case GitLab:
 		if p.Project != nil {
@@ -279,7 +343,13 @@ func parsePush(forge Forge, data []byte) (*Push, string, error) {
 		return nil, "", fmt.Errorf("%w: ref %q is not a branch or tag", ErrPayload, p.Ref)
 	}
 	out.Branch = branch
-	if p.Deleted || p.After == zeroSHA {
+	// A push is told apart from the others by its commits (a replay under
+	// a new delivery id is the same push), so both must be commit ids.
+	if !commitID(p.Before) || !commitID(p.After) {
+		return nil, "", fmt.Errorf("%w: before and after must be commit ids (40 or 64 hex digits)", ErrPayload)
+	}
+	out.Before, out.After = strings.ToLower(p.Before), strings.ToLower(p.After)
+	if p.Deleted || strings.Trim(out.After, "0") == "" {
 		return nil, "branch " + branch + " was deleted", nil
 	}
 	for _, c := range p.Commits {
@@ -295,6 +365,15 @@ func parsePush(forge Forge, data []byte) (*Push, string, error) {
 		}
 	}
 	return out, "", nil
+}
+
+// commitID reports whether s is a SHA-1 or SHA-256 object id in hex.
+func commitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
 	"strings"
@@ -195,6 +197,8 @@ func TestReadWebhookRefused(t *testing.T) {
 		{"signed payload with odd ref", headers("github", "push", testSecret, []byte(`{"ref":"refs/notes/x","repository":{"full_name":"a/b"}}`)), []byte(`{"ref":"refs/notes/x","repository":{"full_name":"a/b"}}`), testSecret, ErrPayload},
 		{"form-encoded payload", headers("github", "push", testSecret, []byte("payload=%7B%7D")), []byte("payload=%7B%7D"), testSecret, ErrPayload},
 		{"signed payload with trailing data", headers("github", "push", testSecret, []byte(`{} {}`)), []byte(`{} {}`), testSecret, ErrPayload},
+		{"signed push without after", headers("github", "push", testSecret, noAfter), noAfter, testSecret, ErrPayload},
+		{"signed push with a short before", headers("github", "push", testSecret, shortBefore), shortBefore, testSecret, ErrPayload},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,16 +207,120 @@ func TestReadWebhookRefused(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v (delivery %+v), want %v", err, d, tt.want)
 			}
+			// Only a verified delivery's sender is told what is wrong
+			// with its payload.
+			if wantUnverified := tt.want != ErrPayload || strings.Contains(tt.name, "delivery id"); errors.Is(err, ErrUnverified) != wantUnverified {
+				t.Fatalf("err = %v: wraps ErrUnverified %v, want %v", err, errors.Is(err, ErrUnverified), wantUnverified)
+			}
 		})
 	}
 }
 
+var (
+	noAfter     = []byte(`{"ref":"refs/heads/main","before":"4b825dc642cb6eb9a060e54bf8d69288fbee4904","repository":{"full_name":"acme/api"}}`)
+	shortBefore = []byte(`{"ref":"refs/heads/main","before":"4b825dc","after":"9c1f0e6b2a7d4e3f8a5b6c7d8e9f0a1b2c3d4e5f","repository":{"full_name":"acme/api"}}`)
+)
+
+// TestReadWebhookBodyCap checks the cap on a body: a body over it is
+// refused as unverified when only the body could have verified it, and
+// as just too large once a GitLab token verified it; a body the server
+// already cut off (http.MaxBytesReader) is refused the same way.
 func TestReadWebhookBodyCap(t *testing.T) {
 	t.Parallel()
 	big := bytes.Repeat([]byte(" "), MaxWebhookBytes+1)
-	_, err := ReadWebhook(headers("github", "push", testSecret, big), bytes.NewReader(big), testSecret)
-	if !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("err = %v, want ErrTooLarge", err)
+	tests := []struct {
+		name           string
+		forge, event   string
+		body           io.Reader
+		wantUnverified bool
+	}{
+		{"github", "github", "push", bytes.NewReader(big), true},
+		{"gitlab", "gitlab", "Push Hook", bytes.NewReader(big), false},
+		{"cut off by the server", "github", "push", http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(bytes.NewReader(big)), MaxWebhookBytes), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ReadWebhook(headers(tt.forge, tt.event, testSecret, big), tt.body, testSecret)
+			if !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrUnverified) != tt.wantUnverified {
+				t.Fatalf("err = %v, want ErrTooLarge, unverified %v", err, tt.wantUnverified)
+			}
+		})
+	}
+}
+
+// untouchable is a body that fails the test if it is read.
+type untouchable struct{ t *testing.T }
+
+func (u untouchable) Read([]byte) (int, error) {
+	u.t.Error("the body was read although the headers already refused the delivery")
+	return 0, io.EOF
+}
+
+// TestReadWebhookRefusedBeforeTheBody checks that what the headers alone
+// refuse is refused without reading a byte of the body.
+func TestReadWebhookRefusedBeforeTheBody(t *testing.T) {
+	t.Parallel()
+	body := golden(t, "github-push.json")
+	gitlabBody := golden(t, "gitlab-push.json")
+	tests := []struct {
+		name   string
+		header http.Header
+		secret []byte
+	}{
+		{"no secret configured", headers("github", "push", testSecret, body), nil},
+		{"no event header", http.Header{"X-Hub-Signature-256": {"sha256=" + sign(testSecret, body)}}, testSecret},
+		{"gitlab wrong token", headers("gitlab", "Push Hook", []byte("wrong"), gitlabBody), testSecret},
+		{"github missing signature", without(headers("github", "push", testSecret, body), "X-Hub-Signature-256"), testSecret},
+		{"github signature not hex", withSet(headers("github", "push", testSecret, body), "X-Hub-Signature-256", "sha256=zz"), testSecret},
+		{"github signature too short", withSet(headers("github", "push", testSecret, body), "X-Hub-Signature-256", "sha256=0bad"), testSecret},
+		{"gitea missing signature", without(headers("gitea", "push", testSecret, body), "X-Gitea-Signature"), testSecret},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := ReadWebhook(tt.header, untouchable{t}, tt.secret); !errors.Is(err, ErrUnverified) {
+				t.Fatalf("err = %v, want ErrUnverified", err)
+			}
+		})
+	}
+}
+
+// TestReadCappedGrowsWithTheBody checks that the buffer grows with the
+// bytes that arrive, not with what a sender announces, and never holds
+// more than the cap and a byte.
+func TestReadCappedGrowsWithTheBody(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		size    int
+		wantErr error
+	}{
+		{"empty", 0, nil},
+		{"small", 100, nil},
+		{"at the first buffer", 32 << 10, nil},
+		{"past the first buffer", 32<<10 + 1, nil},
+		{"at the cap", 1 << 20, nil},
+		{"over the cap", 1<<20 + 1, ErrTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := bytes.Repeat([]byte("x"), tt.size)
+			got, err := readCapped(bytes.NewReader(in), 1<<20)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if !bytes.Equal(got, in) {
+				t.Fatalf("read %d bytes, want the %d sent", len(got), len(in))
+			}
+			if limit := max(2*len(in), 32<<10) + 1; cap(got) > limit {
+				t.Fatalf("a %d-byte body left a buffer of %d bytes, more than %d", len(in), cap(got), limit)
+			}
+		})
 	}
 }
 

@@ -261,8 +261,11 @@ func fitPrompt(wf workflow.Workflow, push *workflow.Push) (string, error) {
 
 // Webhook verifies and handles a forge webhook for the project: a push to
 // the project's base branch syncs its workflows; a push that workflows
-// watch runs them. A delivery that fails verification is an Unauthorized
-// error wrapping ErrBadSignature.
+// watch runs them. A delivery handled before, under its own id or, for a
+// push, under any id, starts nothing. Every refusal made before the
+// delivery is verified is an Unauthorized error wrapping ErrBadSignature,
+// whose message says why for the log; the caller must not show it to the
+// sender.
 func (s *Service) Webhook(ctx context.Context, p tenant.Project, h http.Header, body io.Reader) (WebhookResult, error) {
 	secret, err := s.webhookSecret(p)
 	if err != nil {
@@ -270,15 +273,16 @@ func (s *Service) Webhook(ctx context.Context, p tenant.Project, h http.Header, 
 	}
 	d, err := workflow.ReadWebhook(h, body, secret)
 	switch {
-	case errors.Is(err, workflow.ErrSignature):
-		return WebhookResult{}, &apperr.Error{Code: apperr.Unauthorized, Message: fmt.Sprintf("the webhook's signature does not match project %s's webhook secret", p.ID), Cause: fmt.Errorf("%w: %w", ErrBadSignature, err)}
+	case errors.Is(err, workflow.ErrUnverified):
+		return WebhookResult{}, &apperr.Error{Code: apperr.Unauthorized, Message: fmt.Sprintf("a webhook delivery to project %s was not verified: %v", p.ID, err), Cause: fmt.Errorf("%w: %w", ErrBadSignature, err)}
 	case errors.Is(err, workflow.ErrTooLarge):
 		return WebhookResult{}, apperr.Wrap(err, apperr.TooLarge, "%v", err)
 	case err != nil:
 		return WebhookResult{}, apperr.Wrap(err, apperr.Invalid, "%v", err)
 	}
 	res := WebhookResult{Forge: string(d.Forge), Delivery: d.ID, Ignored: d.Ignored}
-	seen, err := s.store.DeliverySeen(ctx, p.ID, d.ID)
+	pushed := pushedBy(d.Push)
+	seen, err := s.store.DeliverySeen(ctx, p.ID, d.ID, pushed)
 	if err != nil {
 		return WebhookResult{}, err
 	}
@@ -293,10 +297,25 @@ func (s *Service) Webhook(ctx context.Context, p tenant.Project, h http.Header, 
 			return WebhookResult{}, err
 		}
 	}
-	if err := s.store.RecordDelivery(ctx, p.ID, d.ID, string(d.Forge), s.cfg.Now()); err != nil {
+	if err := s.store.RecordDelivery(ctx, p.ID, Handled{ID: d.ID, Forge: string(d.Forge), Push: pushed, At: s.cfg.Now()}); err != nil {
 		return WebhookResult{}, err
 	}
 	return res, nil
+}
+
+// pushedBy is what identifies push, or nil for no push.
+func pushedBy(push *workflow.Push) *Pushed {
+	if push == nil {
+		return nil
+	}
+	return &Pushed{Repo: strings.ToLower(push.Repo), Branch: push.Branch, Before: push.Before, After: push.After}
+}
+
+// pushRunKey is the key of the run a push starts for a workflow. It names
+// the push, not the delivery: deliveries of one push, whatever their ids,
+// start one run.
+func pushRunKey(pushed *Pushed, workflowID string) string {
+	return "push:" + pushed.Repo + ":" + pushed.Branch + ":" + pushed.Before + ":" + pushed.After + ":" + workflowID
 }
 
 func (s *Service) handlePush(ctx context.Context, p tenant.Project, d workflow.Delivery, res *WebhookResult) error {
@@ -328,7 +347,7 @@ func (s *Service) handlePush(ctx context.Context, p tenant.Project, d workflow.D
 			res.Runs = append(res.Runs, rr)
 			continue
 		}
-		job, started, err := s.start(ctx, p, wf, agentjob.TriggerPush, push, "push:"+string(d.Forge)+":"+d.ID+":"+wf.ID)
+		job, started, err := s.start(ctx, p, wf, agentjob.TriggerPush, push, pushRunKey(pushedBy(push), wf.ID))
 		if err != nil {
 			if !refusable(err) {
 				return err
@@ -369,8 +388,10 @@ func (s *Service) webhookSecret(p tenant.Project) ([]byte, error) {
 	return []byte(secret), nil
 }
 
+// noSecret is the refusal of every delivery to a project without a
+// webhook secret. Its message names where the secret should be, for the
+// log: the caller tells the sender only that it was refused.
 func (s *Service) noSecret(p tenant.Project, why string) error {
-	s.cfg.Log.Warn("webhook refused: no secret", "project", p.ID, "why", why)
 	return &apperr.Error{
 		Code:    apperr.Unauthorized,
 		Message: fmt.Sprintf("project %s has no webhook secret (%s); every delivery is refused until 'docsmith project update %s --webhook-secret-env VAR' names one", p.ID, why, p.ID),

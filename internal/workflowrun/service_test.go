@@ -361,12 +361,20 @@ func TestAutomergeNeedsPermission(t *testing.T) {
 	}
 }
 
-// giteaPush is a Gitea push webhook for acme/api's main branch.
+// giteaPush is a Gitea push webhook for a branch of repo that moves it
+// from 1111… to 2222….
 func giteaPush(t *testing.T, secret, delivery, repo, branch string) (http.Header, []byte) {
 	t.Helper()
-	body := fmt.Sprintf(`{"ref":"refs/heads/%s","before":"1111111111111111111111111111111111111111","after":"2222222222222222222222222222222222222222",
+	return giteaPushOf(t, secret, delivery, repo, branch, strings.Repeat("1", 40), strings.Repeat("2", 40))
+}
+
+// giteaPushOf is a Gitea push webhook for a branch of repo that moves it
+// from before to after.
+func giteaPushOf(t *testing.T, secret, delivery, repo, branch, before, after string) (http.Header, []byte) {
+	t.Helper()
+	body := fmt.Sprintf(`{"ref":"refs/heads/%s","before":%q,"after":%q,
 "repository":{"full_name":%q,"default_branch":"main"},"pusher":{"login":"dev"},
-"commits":[{"id":"2222222222222222222222222222222222222222","message":"Add the --watch flag","author":{"name":"Dev"},"added":["cmd/watch.go"],"modified":["README.md"],"removed":[]}]}`, branch, repo)
+"commits":[{"id":%q,"message":"Add the --watch flag","author":{"name":"Dev"},"added":["cmd/watch.go"],"modified":["README.md"],"removed":[]}]}`, branch, before, after, repo, after)
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(body))
 	h := http.Header{}
@@ -427,8 +435,14 @@ func TestPushWebhookStartsRunsOnce(t *testing.T) {
 	}
 	noSecret := e.project
 	noSecret.WebhookSecretEnv = ""
-	if _, err := s.Webhook(ctx, noSecret, h, bytes.NewReader(body)); !apperr.Is(err, apperr.Unauthorized) || !strings.Contains(apperr.MessageOf(err), "--webhook-secret-env") {
+	if _, err := s.Webhook(ctx, noSecret, h, bytes.NewReader(body)); !apperr.Is(err, apperr.Unauthorized) || !errors.Is(err, workflowrun.ErrBadSignature) ||
+		!strings.Contains(apperr.MessageOf(err), "--webhook-secret-env") {
 		t.Fatalf("no secret: %v", err)
+	}
+	// Headers that say nothing a forge sends are refused the same way
+	// as a bad signature: they come before any verification.
+	if _, err := s.Webhook(ctx, e.project, http.Header{}, bytes.NewReader(body)); !apperr.Is(err, apperr.Unauthorized) || !errors.Is(err, workflowrun.ErrBadSignature) {
+		t.Fatalf("no forge headers: %v", err)
 	}
 }
 
@@ -501,7 +515,7 @@ func TestSlotStartedButNotRecordedRunsOnce(t *testing.T) {
 // when a process dies between starting a delivery's runs and recording it.
 type forgetfulDeliveries struct{ store }
 
-func (forgetfulDeliveries) RecordDelivery(context.Context, string, string, string, time.Time) error {
+func (forgetfulDeliveries) RecordDelivery(context.Context, string, workflowrun.Handled) error {
 	return nil
 }
 
@@ -529,5 +543,61 @@ func TestDeliveryNotRecordedStartsNothingTwice(t *testing.T) {
 	}
 	if n := len(e.jobs()); n != 1 {
 		t.Fatalf("%d jobs after the same delivery twice, want 1", n)
+	}
+}
+
+// TestCapturedPushUnderANewDeliveryStartsNothing: a signed push sent again
+// under a new delivery id (as anyone who captured it can) is answered as a
+// replay and starts no second run, on both stores and on another replica;
+// a genuine later push, even one back to the same commit, runs.
+func TestCapturedPushUnderANewDeliveryStartsNothing(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(*testing.T) store{"sqlite": sqliteStore, "postgres": postgresStore} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, open(t))
+			ctx := context.Background()
+			// A new run for every trigger, so that a replay that got
+			// through would show as a second job.
+			s := e.service(workflowrun.Config{NewRunWhileActive: true})
+			if _, err := s.Sync(ctx, e.project); err != nil {
+				t.Fatal(err)
+			}
+			h, body := giteaPush(t, e.secret, "d-1", "acme/api", "main")
+			first, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body))
+			if err != nil || first.Replayed || len(first.Runs) != 1 || first.Runs[0].Start != agentjob.RunCreated {
+				t.Fatalf("first delivery: %+v %v", first, err)
+			}
+
+			// The same signed body, a new delivery id: the id is not
+			// signed, so anyone can change it.
+			replay := h.Clone()
+			replay.Set("X-Gitea-Delivery", "d-forged")
+			again, err := e.service(workflowrun.Config{NewRunWhileActive: true}).Webhook(ctx, e.project, replay, bytes.NewReader(body))
+			if err != nil || !again.Replayed || len(again.Runs) != 0 {
+				t.Fatalf("the push under a new delivery id: %+v %v, want a replay that starts nothing", again, err)
+			}
+			// The repository's name differs only in case: the same push.
+			h2, body2 := giteaPush(t, e.secret, "d-case", "Acme/API", "main")
+			if res, err := s.Webhook(ctx, e.project, h2, bytes.NewReader(body2)); err != nil || !res.Replayed {
+				t.Fatalf("the push with its repository named in other case: %+v %v", res, err)
+			}
+			if n := len(e.jobs()); n != 1 {
+				t.Fatalf("%d jobs after one push delivered three times, want 1", n)
+			}
+
+			// The branch moved on, then back to the first commit: two
+			// pushes, two runs.
+			for i, move := range [][2]string{{strings.Repeat("2", 40), strings.Repeat("3", 40)}, {strings.Repeat("3", 40), strings.Repeat("2", 40)}} {
+				h, body := giteaPushOf(t, e.secret, fmt.Sprintf("d-move-%d", i), "acme/api", "main", move[0], move[1])
+				res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body))
+				if err != nil || res.Replayed || len(res.Runs) != 1 || res.Runs[0].Start != agentjob.RunCreated {
+					t.Fatalf("push %s..%s: %+v %v", move[0][:4], move[1][:4], res, err)
+				}
+			}
+			if n := len(e.jobs()); n != 3 {
+				t.Fatalf("%d jobs after three distinct pushes, want 3", n)
+			}
+		})
 	}
 }

@@ -24,18 +24,51 @@ type Store interface {
 	// started. LastSlot only moves forward; an unknown workflow is not an
 	// error (it was removed meanwhile).
 	AdvanceSlot(ctx context.Context, projectID, workflowID string, at time.Time) error
-	// DeliverySeen reports whether the project's webhook delivery id was
-	// handled before.
-	DeliverySeen(ctx context.Context, projectID, deliveryID string) (bool, error)
-	// RecordDelivery records a handled delivery; recording it twice is not
-	// an error. Deliveries older than DeliveryRetention may be forgotten.
-	RecordDelivery(ctx context.Context, projectID, deliveryID, forge string, at time.Time) error
+	// DeliverySeen reports whether the project handled a webhook delivery
+	// with this id before, or, when push is not nil, the same push under
+	// any delivery id.
+	DeliverySeen(ctx context.Context, projectID, deliveryID string, push *Pushed) (bool, error)
+	// RecordDelivery records a handled delivery and the push it carried;
+	// recording either twice is not an error. Deliveries older than
+	// DeliveryRetention, and pushes older than PushRetention, may be
+	// forgotten.
+	RecordDelivery(ctx context.Context, projectID string, d Handled) error
+}
+
+// Handled is a webhook delivery the project handled.
+type Handled struct {
+	ID    string
+	Forge string
+	// Push is what the delivery pushed; nil for a delivery of another
+	// event, a tag push or a branch deletion.
+	Push *Pushed
+	At   time.Time
+}
+
+// Pushed identifies a push whatever delivery reported it: the same branch
+// of the same repository moved from the same commit to the same commit. A
+// captured push sent again under a new delivery id is the same Pushed, so
+// it starts nothing; a push that moves a branch back to a commit it was at
+// before has another Before, so it runs.
+type Pushed struct {
+	// Repo is the repository's full name in lower case: forges match
+	// names without regard to case.
+	Repo   string
+	Branch string
+	// Before and After are commit ids in lower-case hex.
+	Before, After string
 }
 
 // DeliveryRetention is how long a handled webhook delivery is remembered.
 // Forges redeliver within hours; a delivery replayed after this is still
-// kept from starting a second run for a day by its runs' idempotency keys.
+// kept from starting a second run by its push (PushRetention).
 const DeliveryRetention = 30 * 24 * time.Hour
+
+// PushRetention is how long a handled push is remembered: a signed push
+// captured by someone else and sent again within this time starts nothing.
+// It is kept longer than a delivery because its sender need not be the
+// forge; after a year, a replay asks for the docs of a year-old change.
+const PushRetention = 365 * 24 * time.Hour
 
 // SyncState is how a project's workflows were last read.
 type SyncState struct {

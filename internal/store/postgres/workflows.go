@@ -146,31 +146,50 @@ func (s *Store) AdvanceSlot(ctx context.Context, projectID, workflowID string, a
 	return nil
 }
 
-// DeliverySeen implements workflowrun.Store.
-func (s *Store) DeliverySeen(ctx context.Context, projectID, deliveryID string) (bool, error) {
+// DeliverySeen implements workflowrun.Store, in one statement.
+func (s *Store) DeliverySeen(ctx context.Context, projectID, deliveryID string, push *workflowrun.Pushed) (bool, error) {
+	query := `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE project_id = $1 AND delivery_id = $2)`
+	args := []any{projectID, deliveryID}
+	if push != nil {
+		query += ` OR EXISTS (SELECT 1 FROM webhook_pushes WHERE project_id = $1 AND repo = $3 AND branch = $4 AND before_sha = $5 AND after_sha = $6)`
+		args = append(args, push.Repo, push.Branch, push.Before, push.After)
+	}
 	var seen bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE project_id = $1 AND delivery_id = $2)`, projectID, deliveryID).Scan(&seen)
-	if err != nil {
+	if err := s.pool.QueryRow(ctx, query, args...).Scan(&seen); err != nil {
 		return false, fmt.Errorf("look up webhook delivery: %w", err)
 	}
 	return seen, nil
 }
 
-// RecordDelivery implements workflowrun.Store. It forgets the project's
-// deliveries older than workflowrun.DeliveryRetention as it goes.
-func (s *Store) RecordDelivery(ctx context.Context, projectID, deliveryID, forge string, at time.Time) error {
+// RecordDelivery implements workflowrun.Store in one transaction. It
+// forgets the project's deliveries older than workflowrun.DeliveryRetention
+// and pushes older than workflowrun.PushRetention as it goes.
+func (s *Store) RecordDelivery(ctx context.Context, projectID string, d workflowrun.Handled) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE project_id = $1 AND received_at < $2`,
-			projectID, at.Add(-workflowrun.DeliveryRetention)); err != nil {
+			projectID, d.At.Add(-workflowrun.DeliveryRetention)); err != nil {
 			return fmt.Errorf("forget old webhook deliveries: %w", err)
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM webhook_pushes WHERE project_id = $1 AND received_at < $2`,
+			projectID, d.At.Add(-workflowrun.PushRetention)); err != nil {
+			return fmt.Errorf("forget old webhook pushes: %w", err)
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (project_id, delivery_id, forge, received_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (project_id, delivery_id) DO NOTHING`, projectID, deliveryID, forge, at)
+			ON CONFLICT (project_id, delivery_id) DO NOTHING`, projectID, d.ID, d.Forge, d.At)
 		if isForeignKeyViolation(err) {
 			return apperr.New(apperr.NotFound, "project %q not found", projectID)
 		}
 		if err != nil {
 			return fmt.Errorf("record webhook delivery: %w", err)
+		}
+		if d.Push == nil {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO webhook_pushes (project_id, repo, branch, before_sha, after_sha, delivery_id, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (project_id, repo, branch, before_sha, after_sha) DO NOTHING`,
+			projectID, d.Push.Repo, d.Push.Branch, d.Push.Before, d.Push.After, d.ID, d.At)
+		if err != nil {
+			return fmt.Errorf("record webhook push: %w", err)
 		}
 		return nil
 	})

@@ -152,31 +152,50 @@ func (s *Store) AdvanceSlot(ctx context.Context, projectID, workflowID string, a
 	return nil
 }
 
-// DeliverySeen implements workflowrun.Store.
-func (s *Store) DeliverySeen(ctx context.Context, projectID, deliveryID string) (bool, error) {
+// DeliverySeen implements workflowrun.Store, from one snapshot.
+func (s *Store) DeliverySeen(ctx context.Context, projectID, deliveryID string, push *workflowrun.Pushed) (bool, error) {
+	query := `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE project_id = ? AND delivery_id = ?)`
+	args := []any{projectID, deliveryID}
+	if push != nil {
+		query += ` OR EXISTS (SELECT 1 FROM webhook_pushes WHERE project_id = ? AND repo = ? AND branch = ? AND before_sha = ? AND after_sha = ?)`
+		args = append(args, projectID, push.Repo, push.Branch, push.Before, push.After)
+	}
 	var seen bool
-	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE project_id = ? AND delivery_id = ?)`, projectID, deliveryID).Scan(&seen)
-	if err != nil {
+	if err := s.read.QueryRowContext(ctx, query, args...).Scan(&seen); err != nil {
 		return false, fmt.Errorf("look up webhook delivery: %w", err)
 	}
 	return seen, nil
 }
 
-// RecordDelivery implements workflowrun.Store. It forgets the project's
-// deliveries older than workflowrun.DeliveryRetention as it goes.
-func (s *Store) RecordDelivery(ctx context.Context, projectID, deliveryID, forge string, at time.Time) error {
+// RecordDelivery implements workflowrun.Store in one transaction. It
+// forgets the project's deliveries older than workflowrun.DeliveryRetention
+// and pushes older than workflowrun.PushRetention as it goes.
+func (s *Store) RecordDelivery(ctx context.Context, projectID string, d workflowrun.Handled) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE project_id = ? AND received_at < ?`,
-			projectID, toMicros(at.Add(-workflowrun.DeliveryRetention))); err != nil {
+			projectID, toMicros(d.At.Add(-workflowrun.DeliveryRetention))); err != nil {
 			return fmt.Errorf("forget old webhook deliveries: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_pushes WHERE project_id = ? AND received_at < ?`,
+			projectID, toMicros(d.At.Add(-workflowrun.PushRetention))); err != nil {
+			return fmt.Errorf("forget old webhook pushes: %w", err)
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (project_id, delivery_id, forge, received_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (project_id, delivery_id) DO NOTHING`, projectID, deliveryID, forge, toMicros(at))
+			ON CONFLICT (project_id, delivery_id) DO NOTHING`, projectID, d.ID, d.Forge, toMicros(d.At))
 		if isForeignKeyViolation(err) {
 			return apperr.New(apperr.NotFound, "project %q not found", projectID)
 		}
 		if err != nil {
 			return fmt.Errorf("record webhook delivery: %w", err)
+		}
+		if d.Push == nil {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_pushes (project_id, repo, branch, before_sha, after_sha, delivery_id, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (project_id, repo, branch, before_sha, after_sha) DO NOTHING`,
+			projectID, d.Push.Repo, d.Push.Branch, d.Push.Before, d.Push.After, d.ID, toMicros(d.At))
+		if err != nil {
+			return fmt.Errorf("record webhook push: %w", err)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ func workflowStoreCases() []testCase {
 		{"WorkflowRun/ProjectsApart", testWorkflowsProjectsApart},
 		{"WorkflowRun/AdvanceSlot", testAdvanceSlot},
 		{"WorkflowRun/Deliveries", testDeliveries},
+		{"WorkflowRun/PushesUnderAnyDelivery", testPushesUnderAnyDelivery},
 		{"Concurrency/AdvanceSlot", testConcurrentAdvanceSlot},
 	}
 }
@@ -255,13 +257,13 @@ func testDeliveries(t *testing.T, s Store) {
 	other := e.project("other")
 	seen := func(projectID, id string) bool {
 		t.Helper()
-		ok, err := s.DeliverySeen(e.ctx, projectID, id)
+		ok, err := s.DeliverySeen(e.ctx, projectID, id, nil)
 		must(t, err, "DeliverySeen "+id)
 		return ok
 	}
 	record := func(projectID, id string, at time.Time) {
 		t.Helper()
-		must(t, s.RecordDelivery(e.ctx, projectID, id, "github", at), "RecordDelivery "+id)
+		must(t, s.RecordDelivery(e.ctx, projectID, workflowrun.Handled{ID: id, Forge: "github", At: at}), "RecordDelivery "+id)
 	}
 
 	if seen(e.proj.ID, "d-1") {
@@ -275,7 +277,7 @@ func testDeliveries(t *testing.T, s Store) {
 	if seen(e.proj.ID, "d-2") || seen(other.ID, "d-1") || seen("missing", "d-1") {
 		t.Error("a delivery is seen under another id or project")
 	}
-	err := s.RecordDelivery(e.ctx, "missing", "d-1", "github", e.t0)
+	err := s.RecordDelivery(e.ctx, "missing", workflowrun.Handled{ID: "d-1", Forge: "github", At: e.t0})
 	wantCode(t, err, apperr.NotFound, "RecordDelivery for an unknown project")
 
 	// A delivery older than the retention is forgotten when the project
@@ -302,5 +304,71 @@ func testDeliveries(t *testing.T, s Store) {
 		if got := seen(tc.project, tc.id); got != tc.want {
 			t.Errorf("DeliverySeen(%s, %s) after the sweep = %v, want %v", tc.project, tc.id, got, tc.want)
 		}
+	}
+}
+
+// testPushesUnderAnyDelivery: a push recorded with its delivery is seen
+// under any other delivery id, in its project only, and only as the same
+// push; it outlives the delivery's retention and is forgotten after its
+// own.
+func testPushesUnderAnyDelivery(t *testing.T, s Store) {
+	e := setup(t, s)
+	other := e.project("other")
+	push := workflowrun.Pushed{Repo: "acme/api", Branch: "main", Before: strings.Repeat("1", 40), After: strings.Repeat("2", 40)}
+	seen := func(projectID, id string, p *workflowrun.Pushed) bool {
+		t.Helper()
+		ok, err := s.DeliverySeen(e.ctx, projectID, id, p)
+		must(t, err, "DeliverySeen "+id)
+		return ok
+	}
+	record := func(projectID, id string, p *workflowrun.Pushed, at time.Time) {
+		t.Helper()
+		must(t, s.RecordDelivery(e.ctx, projectID, workflowrun.Handled{ID: id, Forge: "gitea", Push: p, At: at}), "RecordDelivery "+id)
+	}
+	with := func(change func(p *workflowrun.Pushed)) *workflowrun.Pushed {
+		p := push
+		change(&p)
+		return &p
+	}
+
+	if seen(e.proj.ID, "d-1", &push) {
+		t.Fatal("a push never recorded is seen")
+	}
+	record(e.proj.ID, "d-1", &push, e.t0)
+	record(e.proj.ID, "d-1", &push, e.t0.Add(time.Second)) // twice: no error
+	for _, tc := range []struct {
+		name    string
+		project string
+		id      string
+		push    *workflowrun.Pushed
+		want    bool
+	}{
+		{"the same delivery", e.proj.ID, "d-1", &push, true},
+		{"the same push under a new delivery id", e.proj.ID, "d-2", &push, true},
+		{"a new delivery id without its push", e.proj.ID, "d-2", nil, false},
+		{"another project", other.ID, "d-2", &push, false},
+		{"another repository", e.proj.ID, "d-2", with(func(p *workflowrun.Pushed) { p.Repo = "acme/web" }), false},
+		{"another branch", e.proj.ID, "d-2", with(func(p *workflowrun.Pushed) { p.Branch = "dev" }), false},
+		{"another pushed commit", e.proj.ID, "d-2", with(func(p *workflowrun.Pushed) { p.After = strings.Repeat("3", 40) }), false},
+		{"back to a commit from another", e.proj.ID, "d-2", with(func(p *workflowrun.Pushed) { p.Before = strings.Repeat("4", 40) }), false},
+	} {
+		if got := seen(tc.project, tc.id, tc.push); got != tc.want {
+			t.Errorf("%s: DeliverySeen = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	// The push outlives its delivery: a replay under a new id a while
+	// later is still seen, until the push's own retention ends.
+	later := e.t0.Add(workflowrun.DeliveryRetention + time.Hour)
+	record(e.proj.ID, "d-3", nil, later)
+	if seen(e.proj.ID, "d-1", nil) {
+		t.Error("a delivery older than its retention is still seen")
+	}
+	if !seen(e.proj.ID, "d-4", &push) {
+		t.Error("a push is forgotten with its delivery")
+	}
+	record(e.proj.ID, "d-5", nil, e.t0.Add(workflowrun.PushRetention+time.Hour))
+	if seen(e.proj.ID, "d-6", &push) {
+		t.Error("a push older than its retention is still seen")
 	}
 }
