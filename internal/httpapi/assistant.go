@@ -49,8 +49,9 @@ type (
 	}
 	pageBody struct {
 		Path *string `json:"path"`
-		// Filter's groups are the reader's access groups; its version
-		// and language do not apply to a page asked for by path.
+		// Filter's version and language do not apply to a page asked
+		// for by path, and its groups are ignored: the reader's come
+		// from a reader token.
 		Filter json.RawMessage `json:"filter"`
 	}
 )
@@ -117,7 +118,8 @@ func (b *assistantBody) request() (assistant.Request, error) {
 }
 
 // decodeFilter reads {version?, language?, groups?: [string]}; absent or
-// null is no filter, unknown keys are ignored.
+// null is no filter, unknown keys are ignored. The groups are what the
+// caller asserts: readerFilter replaces them with the reader token's.
 func decodeFilter(raw json.RawMessage) (search.Filter, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || string(t) == "null" {
@@ -203,6 +205,9 @@ func (s *Server) assistantMessage(newStream func(http.ResponseWriter) aisdk.Stre
 		if err != nil {
 			return err
 		}
+		if err := s.readerFilter(r, d, &req.Filter); err != nil {
+			return err
+		}
 		if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {
 			return err
 		}
@@ -263,6 +268,9 @@ func (s *Server) searchDocs(w http.ResponseWriter, r *http.Request) error {
 	}
 	q, err := body.request()
 	if err != nil {
+		return err
+	}
+	if err := s.readerFilter(r, d, &q.Filter); err != nil {
 		return err
 	}
 	if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {
@@ -350,6 +358,9 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	filter, err := decodeFilter(body.Filter)
 	if err != nil {
+		return err
+	}
+	if err := s.readerFilter(r, d, &filter); err != nil {
 		return err
 	}
 	if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {

@@ -43,6 +43,9 @@ type assistantServer struct {
 	globex     string // globex's assistant key
 	globexAdm  string // globex's admin key
 	indexCalls []string
+
+	// readerSecret signs tern's reader tokens; open has none.
+	readerSecret []byte
 }
 
 type fakeIndexer struct{ s *assistantServer }
@@ -67,7 +70,11 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &assistantServer{t: t, store: store}
+	s := &assistantServer{t: t, store: store, readerSecret: []byte("tern-reader-secret-0123456789abcdef")}
+	secretFile := filepath.Join(t.TempDir(), "reader-secret")
+	if err := os.WriteFile(secretFile, append(s.readerSecret, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	index := search.NewMemory(store, search.MemoryConfig{})
 	check := func(err error) {
 		t.Helper()
@@ -93,7 +100,8 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 		_, err = tenants.CreateProject(ctx, tenant.Project{ID: org + "-docs", OrgID: org, RepoURL: "docs"})
 		check(err)
 	}
-	domain(tenant.Domain{ID: "tern", OrgID: "acme", ProjectID: "acme-docs", SiteURL: "https://tern.example/docs", AllowedOrigins: []string{"https://tern.example"}, FinishThreadID: true})
+	domain(tenant.Domain{ID: "tern", OrgID: "acme", ProjectID: "acme-docs", SiteURL: "https://tern.example/docs", AllowedOrigins: []string{"https://tern.example"}, FinishThreadID: true,
+		Settings: tenant.DomainSettings{ReaderSecretFile: secretFile}})
 	domain(tenant.Domain{ID: "open", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"*"}})
 	domain(tenant.Domain{ID: "globex-site", OrgID: "globex", ProjectID: "globex-docs", AllowedOrigins: []string{"https://tern.example"}})
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
@@ -410,9 +418,13 @@ func TestSearchAndPageEndpoints(t *testing.T) {
 	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":""}`); r.status != 400 || !strings.Contains(r.errorMessage(t), `"path" is required`) {
 		t.Errorf("empty path: %d %s", r.status, r.body)
 	}
-	// A page restricted to groups needs one of them in filter.groups.
-	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":"guides/audit","filter":{"groups":["admins"]}}`); r.status != 200 || !strings.Contains(r.body, "tern audit") {
+	// A page restricted to groups needs a reader token for one of them;
+	// filter.groups asserts nothing (reader_test.go has the rest).
+	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":"guides/audit"}`, readerTokenHeader, s.readerToken(nil)); r.status != 200 || !strings.Contains(r.body, "tern audit") {
 		t.Errorf("restricted page for its group: %d %s", r.status, r.body)
+	}
+	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":"guides/audit","filter":{"groups":["admins"]}}`); r.status != 404 {
+		t.Errorf("restricted page for groups named in the body: %d %s", r.status, r.body)
 	}
 	if r := s.post("/discovery/v1/page/tern", s.assistant, `{"path":"guides/audit"}`); r.status != 404 {
 		t.Errorf("restricted page without groups: %d %s", r.status, r.body)

@@ -20,7 +20,7 @@ const (
 	// (Chromium caps it at two hours).
 	corsMaxAge = 2 * time.Hour
 	// corsAllowHeaders are the request headers a widget sends.
-	corsAllowHeaders = "Authorization, Content-Type, X-Request-Id"
+	corsAllowHeaders = "Authorization, Content-Type, X-Request-Id, " + readerTokenHeader
 	// corsExposeHeaders are the response headers a widget may read: the
 	// thread, the request id, and the limits.
 	corsExposeHeaders = "X-Thread-Id, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset"

@@ -10,12 +10,17 @@ import (
 // over the domain's docs. The key, the domain and the limits are checked
 // here as on the other discovery endpoints, each request counting once;
 // the protocol itself is the MCP server's. MCP clients are not browsers,
-// so the endpoint sends no CORS headers.
+// so the endpoint sends no CORS headers. The reader's access groups come
+// from its reader token, as on the search and page endpoints.
 func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
 	if s.MCP == nil {
 		return apperr.New(apperr.Unavailable, "the MCP server is not available on this server")
 	}
 	p, d, err := s.assistantDomain(r)
+	if err != nil {
+		return err
+	}
+	groups, err := s.readerGroups(r, d)
 	if err != nil {
 		return err
 	}
@@ -25,6 +30,6 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
 	// The body limit of every other endpoint applies (413 from the
 	// protocol layer, which reads the body).
 	r.Body = http.MaxBytesReader(w, r.Body, s.MaxBodyBytes)
-	s.MCP.ServeMCP(w, r, d)
+	s.MCP.ServeMCP(w, r, d, groups)
 	return nil
 }

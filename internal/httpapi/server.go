@@ -81,9 +81,10 @@ type Indexer interface {
 var ErrShuttingDown = errors.New("the server is shutting down")
 
 // MCPServer answers Model Context Protocol requests over a domain's docs
-// (mcpserver.Server), once the request's key was checked and counted.
+// (mcpserver.Server), once the request's key was checked and counted;
+// groups are the reader's access groups, from its reader token.
 type MCPServer interface {
-	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain)
+	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string)
 }
 
 // Server serves the API.

@@ -4,7 +4,7 @@
 // assistant's own search and page functions, so an MCP client sees exactly
 // what the search and page endpoints return. Authentication, the domain and
 // the rate limits are the HTTP layer's; this package is handed the domain a
-// request may read.
+// request may read and the access groups of its reader.
 package mcpserver
 
 import (
@@ -95,34 +95,45 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 
 func ptr[T any](v T) *T { return &v }
 
-type domainKey struct{}
+type readerKey struct{}
 
-// ServeMCP answers one MCP request over Streamable HTTP for domain d. The
-// SDK hands the request's context to the tools, which read d from it.
-func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain) {
-	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), domainKey{}, d)))
+// reader is what a request may read: the domain, and the access groups
+// its reader token gave.
+type reader struct {
+	domain tenant.Domain
+	groups []string
 }
 
-func domainFrom(ctx context.Context) (tenant.Domain, error) {
-	d, ok := ctx.Value(domainKey{}).(tenant.Domain)
+// ServeMCP answers one MCP request over Streamable HTTP for domain d and a
+// reader in groups (from the reader's token, which the caller checked).
+// The SDK hands the request's context to the tools, which read both from
+// it; groups named in a tool's arguments are ignored.
+func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string) {
+	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), readerKey{}, reader{domain: d, groups: groups})))
+}
+
+func readerFrom(ctx context.Context) (reader, error) {
+	rd, ok := ctx.Value(readerKey{}).(reader)
 	if !ok {
-		return tenant.Domain{}, errors.New("no domain in the request context")
+		return reader{}, errors.New("no domain in the request context")
 	}
-	return d, nil
+	return rd, nil
 }
 
 // Filter narrows a search, as the search endpoint's filter does.
 type Filter struct {
-	Version  string   `json:"version,omitempty" jsonschema:"keep passages of this docs version (and those with none)"`
-	Language string   `json:"language,omitempty" jsonschema:"keep passages of this language (and those with none)"`
-	Groups   []string `json:"groups,omitempty" jsonschema:"the reader's access groups: pages restricted to groups are searched only for a reader in one of them"`
+	Version  string `json:"version,omitempty" jsonschema:"keep passages of this docs version (and those with none)"`
+	Language string `json:"language,omitempty" jsonschema:"keep passages of this language (and those with none)"`
+	// Groups is ignored, kept so that clients that send it are not
+	// refused: the reader's groups come from its reader token.
+	Groups []string `json:"groups,omitempty" jsonschema:"ignored: the reader's access groups come from the reader token the client sends in the X-Docsmith-Reader-Token header"`
 }
 
 // SearchInput is the search tool's arguments.
 type SearchInput struct {
 	Query    string  `json:"query" jsonschema:"what to look for, in words or as a question"`
 	PageSize int     `json:"pageSize,omitempty" jsonschema:"how many passages to return, 1 to 50 (default 10)"`
-	Filter   *Filter `json:"filter,omitempty" jsonschema:"optional version, language and access groups"`
+	Filter   *Filter `json:"filter,omitempty" jsonschema:"optional version and language"`
 }
 
 // Passage is one search result.
@@ -145,7 +156,7 @@ type SearchOutput struct {
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
-	d, err := domainFrom(ctx)
+	rd, err := readerFrom(ctx)
 	if err != nil {
 		return nil, SearchOutput{}, s.toolError(ctx, ToolSearch, err)
 	}
@@ -158,11 +169,11 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	if in.PageSize < 1 || in.PageSize > search.MaxPageSize {
 		return nil, SearchOutput{}, fmt.Errorf(`"pageSize" must be a whole number from 1 to %d, not %d`, search.MaxPageSize, in.PageSize)
 	}
-	q := assistant.SearchRequest{Query: in.Query, PageSize: in.PageSize}
+	q := assistant.SearchRequest{Query: in.Query, PageSize: in.PageSize, Filter: search.Filter{Groups: rd.groups}}
 	if in.Filter != nil {
-		q.Filter = search.Filter{Version: in.Filter.Version, Language: in.Filter.Language, Groups: in.Filter.Groups}
+		q.Filter.Version, q.Filter.Language = in.Filter.Version, in.Filter.Language
 	}
-	results, err := s.docs.Search(ctx, d, q)
+	results, err := s.docs.Search(ctx, rd.domain, q)
 	if err != nil {
 		return nil, SearchOutput{}, s.toolError(ctx, ToolSearch, err)
 	}
@@ -184,8 +195,9 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 
 // GetPageInput is the get_page tool's arguments.
 type GetPageInput struct {
-	Path   string   `json:"path" jsonschema:"the page's path as search returns it, for example guides/setup"`
-	Groups []string `json:"groups,omitempty" jsonschema:"the reader's access groups, for a page restricted to groups"`
+	Path string `json:"path" jsonschema:"the page's path as search returns it, for example guides/setup"`
+	// Groups is ignored, as SearchInput.Filter.Groups is.
+	Groups []string `json:"groups,omitempty" jsonschema:"ignored: the reader's access groups come from the reader token the client sends in the X-Docsmith-Reader-Token header"`
 }
 
 // PageOutput is a page as get_page returns it.
@@ -197,14 +209,14 @@ type PageOutput struct {
 }
 
 func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPageInput) (*mcp.CallToolResult, PageOutput, error) {
-	d, err := domainFrom(ctx)
+	rd, err := readerFrom(ctx)
 	if err != nil {
 		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
 	}
 	if strings.TrimSpace(in.Path) == "" {
 		return nil, PageOutput{}, errors.New(`"path" is required: a page path as search results give it`)
 	}
-	pt, err := s.docs.Page(ctx, d, in.Path, in.Groups)
+	pt, err := s.docs.Page(ctx, rd.domain, in.Path, rd.groups)
 	if err != nil {
 		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
 	}
@@ -212,10 +224,9 @@ func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPage
 		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: pt.Content}, nil
 }
 
-// readPage serves docs://page/{path}: the public pages only, as a resource
-// read carries no access groups.
+// readPage serves docs://page/{path}, a page the reader may see.
 func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	d, err := domainFrom(ctx)
+	rd, err := readerFrom(ctx)
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
 	}
@@ -227,7 +238,7 @@ func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if !ok || strings.TrimSpace(path) == "" {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	pt, err := s.docs.Page(ctx, d, path, nil)
+	pt, err := s.docs.Page(ctx, rd.domain, path, rd.groups)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}

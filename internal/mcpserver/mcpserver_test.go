@@ -37,7 +37,7 @@ func connect(t *testing.T, docs mcpserver.Docs) *mcp.ClientSession {
 	t.Helper()
 	srv := mcpserver.New(docs, nil, "test")
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"})
+		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"}, nil)
 	}))
 	t.Cleanup(ts.Close)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
@@ -76,7 +76,7 @@ func TestSDKInfoLogsStayOut(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := mcpserver.New(brokenDocs{domains: make(chan string, 4)}, log, "test")
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"})
+		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"}, nil)
 	}))
 	t.Cleanup(ts.Close)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),

@@ -214,7 +214,7 @@ export function contextItem(basePath: string, type: ContextItem['type'], value: 
 export async function guardedFetch(cfg: Config, input: RequestInfo | URL, init: RequestInit | undefined, hooks: Pick<ChatHooks, 'refusedOrigin'>): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(input, init);
+    res = await fetch(input, withReaderToken(cfg, init));
   } catch (err) {
     if (init?.signal?.aborted) throw err;
     if (typeof navigator !== 'undefined' && navigator.onLine === false) throw new NetworkError('offline');
@@ -230,4 +230,15 @@ export async function guardedFetch(cfg: Config, input: RequestInfo | URL, init: 
   }
   if (!res.ok) throw await readServerError(res);
   return res;
+}
+
+/**
+ * withReaderToken adds the reader token, when the site gave one, to a
+ * request: the server takes a reader's access groups from it alone.
+ */
+function withReaderToken(cfg: Config, init: RequestInit | undefined): RequestInit | undefined {
+  if (!cfg.readerToken) return init;
+  const headers = new Headers(init?.headers);
+  headers.set('X-Docsmith-Reader-Token', cfg.readerToken);
+  return { ...init, headers };
 }

@@ -36,6 +36,11 @@ export interface Config {
   user: string;
   /** The path the docs are served under ("/docs"), left out of currentPath and context paths. */
   basePath: string;
+  /**
+   * The reader token the site's backend signed for its signed-in reader
+   * (its access groups); set by data-reader-token or docsmith.setReaderToken.
+   */
+  readerToken: string;
 }
 
 export interface Shortcut {
@@ -97,6 +102,7 @@ export function readConfig(script: HTMLScriptElement | null): Config | string {
     buttonText: attr('button-text') || 'Ask AI',
     user: attr('user') || 'anonymous',
     basePath: attr('base-path').replace(/\/+$/, ''),
+    readerToken: attr('reader-token'),
   };
 }
 

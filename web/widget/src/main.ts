@@ -6,7 +6,8 @@
 // It mounts into a Shadow DOM (no CSS in or out), talks to the v2 assistant
 // endpoint through the AI SDK's chat client, and exposes window.docsmith:
 // open(question?), close(), toggle(), on(event, fn) for "open", "close",
-// "answer" and "feedback" (also dispatched on window as "docsmith:<event>").
+// "answer" and "feedback" (also dispatched on window as "docsmith:<event>"),
+// and setReaderToken(token) for a signed-in reader's token.
 
 import { h, render } from 'preact';
 import { App, SelectionButton, sourcesOf, type Controller, type Feedback } from './app';
@@ -23,6 +24,8 @@ interface PublicAPI {
   toggle(): void;
   isOpen(): boolean;
   on(event: EventName, fn: Listener): () => void;
+  /** setReaderToken sets or refreshes the reader token sent from now on; '' or null removes it. */
+  setReaderToken(token: string | null): void;
   version: string;
 }
 
@@ -185,6 +188,9 @@ function start() {
       if (!listeners.has(event)) listeners.set(event, new Set());
       listeners.get(event)!.add(fn);
       return () => listeners.get(event)?.delete(fn);
+    },
+    setReaderToken(token) {
+      cfg.readerToken = typeof token === 'string' ? token.trim() : '';
     },
     version,
   };
