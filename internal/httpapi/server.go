@@ -71,9 +71,11 @@ type Indexer interface {
 var ErrShuttingDown = errors.New("the server is shutting down")
 
 // MCPServer answers Model Context Protocol requests over a domain's docs
-// (mcpserver.Server), once the request's key was checked and counted.
+// (mcpserver.Server), once the request's key was checked and counted. It
+// returns an apperr error, before writing anything, for a request it
+// refuses: one that is not a single message.
 type MCPServer interface {
-	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain)
+	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain) error
 }
 
 // Server serves the API.

@@ -4,14 +4,20 @@
 // assistant's own search and page functions, so an MCP client sees exactly
 // what the search and page endpoints return. Authentication, the domain and
 // the rate limits are the HTTP layer's; this package is handed the domain a
-// request may read.
+// request may read, and makes sure a request is one message, so that the
+// HTTP layer's count of requests is a count of calls.
 package mcpserver
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,6 +43,10 @@ const (
 	// PageURIPrefix starts a page's resource URI: PageURIPrefix + its path.
 	PageURIPrefix = "docs://page/"
 )
+
+// MaxRequestBytes bounds a request body, one client message: a tool call's
+// arguments fit many times over.
+const MaxRequestBytes = 64 << 10
 
 // Server answers MCP requests for one domain at a time: ServeMCP is given
 // the domain the request's key may read.
@@ -85,6 +95,9 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       sdkLog,
+		// ServeMCP has read the body already; this holds for any other
+		// way in.
+		MaxRequestBodyBytes: MaxRequestBytes,
 		// Every request carries an assistant key, which a page rebinding
 		// a name to 127.0.0.1 does not have; and docsmith usually sits on
 		// loopback behind a proxy that sends the public Host.
@@ -99,8 +112,79 @@ type domainKey struct{}
 
 // ServeMCP answers one MCP request over Streamable HTTP for domain d. The
 // SDK hands the request's context to the tools, which read d from it.
-func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain) {
-	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), domainKey{}, d)))
+//
+// A request carries exactly one JSON-RPC message. A batch, or a body that is
+// not one JSON object, is refused with an apperr error before anything is
+// written: the SDK still runs the batches of protocol versions before
+// 2025-06-18, one call per element, and a request without an
+// Mcp-Protocol-Version header is taken as of 2025-03-26.
+func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain) error {
+	body, err := readMessage(w, r)
+	if err != nil {
+		return err
+	}
+	r = r.WithContext(context.WithValue(r.Context(), domainKey{}, d))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	s.handler.ServeHTTP(w, r)
+	return nil
+}
+
+// readMessage reads a request's body, at most MaxRequestBytes, if it is one
+// JSON-RPC message: a JSON object and nothing after it. A batch is refused
+// on its first byte, before the rest is read.
+func readMessage(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return nil, apperr.New(apperr.MethodNotAllowed, "send MCP requests as POST: this server keeps no session and opens no event stream")
+	}
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		return nil, apperr.New(apperr.UnsupportedType, "an MCP request is JSON; send Content-Type: application/json")
+	}
+	body := bufio.NewReader(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	first, err := firstNonSpace(body)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, apperr.New(apperr.Invalid, "the request body is empty; send one JSON-RPC message")
+	case err != nil:
+		return nil, readError(err)
+	case first == '[':
+		return nil, apperr.New(apperr.Invalid, "JSON-RPC batches are not supported: send one message per request (MCP has no batches since protocol version 2025-06-18)")
+	case first != '{':
+		return nil, apperr.New(apperr.Invalid, "the request body must be one JSON-RPC message, a JSON object")
+	}
+	msg, err := io.ReadAll(body)
+	if err != nil {
+		return nil, readError(err)
+	}
+	if !json.Valid(msg) {
+		return nil, apperr.New(apperr.Invalid, "the request body is not valid JSON; send one JSON-RPC message and nothing after it")
+	}
+	return msg, nil
+}
+
+// firstNonSpace returns the first byte after JSON whitespace, and leaves it
+// to be read again.
+func firstNonSpace(r *bufio.Reader) (byte, error) {
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return b, r.UnreadByte()
+	}
+}
+
+func readError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return apperr.New(apperr.TooLarge, "the request body is larger than the limit of %d bytes; send one JSON-RPC message", tooLarge.Limit)
+	}
+	return apperr.Wrap(err, apperr.Invalid, "the request body could not be read")
 }
 
 func domainFrom(ctx context.Context) (tenant.Domain, error) {

@@ -2,12 +2,16 @@ package mcpserver_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,15 +37,32 @@ func (b brokenDocs) Page(_ context.Context, d tenant.Domain, path string, _ []st
 	return search.PageText{}, apperr.New(apperr.NotFound, "page %q not found in the docs of %s", path, d.ID)
 }
 
-func connect(t *testing.T, docs mcpserver.Docs) *mcp.ClientSession {
+// statusOf is the HTTP layer's mapping, for the codes ServeMCP returns.
+var statusOf = map[apperr.Code]int{
+	apperr.Invalid:          http.StatusBadRequest,
+	apperr.MethodNotAllowed: http.StatusMethodNotAllowed,
+	apperr.TooLarge:         http.StatusRequestEntityTooLarge,
+	apperr.UnsupportedType:  http.StatusUnsupportedMediaType,
+}
+
+// serve starts srv over HTTP for the domain acme-docs, writing a refusal as
+// the HTTP layer does.
+func serve(t *testing.T, srv *mcpserver.Server) string {
 	t.Helper()
-	srv := mcpserver.New(docs, nil, "test")
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"})
+		if err := srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"}); err != nil {
+			http.Error(w, apperr.MessageOf(err), statusOf[apperr.CodeOf(err)])
+		}
 	}))
 	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func connect(t *testing.T, docs mcpserver.Docs) *mcp.ClientSession {
+	t.Helper()
+	url := serve(t, mcpserver.New(docs, nil, "test"))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +95,9 @@ func TestSDKInfoLogsStayOut(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := mcpserver.New(brokenDocs{domains: make(chan string, 4)}, log, "test")
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"})
-	}))
-	t.Cleanup(ts.Close)
+	url := serve(t, mcpserver.New(brokenDocs{domains: make(chan string, 4)}, log, "test"))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,5 +107,129 @@ func TestSDKInfoLogsStayOut(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "level=INFO") {
 		t.Errorf("the SDK logged per-request information:\n%s", buf.String())
+	}
+}
+
+// countingDocs counts the searches and page reads that ran, and returns
+// what the fields hold.
+type countingDocs struct {
+	calls   atomic.Int64
+	results []assistant.SearchResult
+	page    string
+}
+
+func (c *countingDocs) Search(context.Context, tenant.Domain, assistant.SearchRequest) ([]assistant.SearchResult, error) {
+	c.calls.Add(1)
+	return c.results, nil
+}
+
+func (c *countingDocs) Page(_ context.Context, _ tenant.Domain, path string, _ []string) (search.PageText, error) {
+	c.calls.Add(1)
+	return search.PageText{Path: path, Title: "Setup", URL: "https://acme.example/" + path, Content: c.page}, nil
+}
+
+// searchCall is a tools/call of the search tool, as a JSON-RPC message.
+func searchCall(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":"setup"}}}`, id)
+}
+
+func batchOf(n int) string {
+	calls := make([]string, n)
+	for i := range calls {
+		calls[i] = searchCall(i + 1)
+	}
+	return "[" + strings.Join(calls, ",") + "]"
+}
+
+func TestRequestsAreOneMessage(t *testing.T) {
+	t.Parallel()
+	batch := batchOf(100)
+	for _, c := range []struct {
+		name, method, body string
+		header             map[string]string
+		chunked            bool
+		status             int
+		want               string
+	}{
+		{name: "batch", body: batch, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch of one", body: batchOf(1), status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch after whitespace", body: " \r\n\t " + batch, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch of a protocol version that had batches", body: batch, header: map[string]string{"Mcp-Protocol-Version": "2025-03-26"},
+			status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch of the current protocol version", body: batch, header: map[string]string{"Mcp-Protocol-Version": "2025-11-25"},
+			status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch in a session", body: batch, header: map[string]string{"Mcp-Session-Id": "abc"}, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "chunked batch", body: batch, chunked: true, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch after a byte order mark", body: "\ufeff" + batch, status: 400, want: "must be one JSON-RPC message"},
+		{name: "batch as text", body: batch, header: map[string]string{"Content-Type": "text/plain"}, status: 415, want: "Content-Type: application/json"},
+		{name: "batch without a content type", body: batch, header: map[string]string{"Content-Type": ""}, status: 415, want: "Content-Type: application/json"},
+		{name: "message then batch", body: searchCall(1) + batch, status: 400, want: "nothing after it"},
+		{name: "string", body: `"tools/call"`, status: 400, want: "must be one JSON-RPC message"},
+		{name: "empty", body: "  ", status: 400, want: "body is empty"},
+		{name: "message over the size limit", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"` +
+			strings.Repeat("setup ", mcpserver.MaxRequestBytes/6) + `"}}}`, status: 413, want: "larger than the limit of 65536 bytes"},
+		{name: "event stream", method: http.MethodGet, header: map[string]string{"Accept": "text/event-stream"}, status: 405, want: "send MCP requests as POST"},
+		{name: "session end", method: http.MethodDelete, header: map[string]string{"Mcp-Session-Id": "abc"}, status: 405, want: "send MCP requests as POST"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			docs := &countingDocs{}
+			url := serve(t, mcpserver.New(docs, nil, "test"))
+			method := cmp.Or(c.method, http.MethodPost)
+			var body io.Reader = strings.NewReader(c.body)
+			if c.chunked {
+				body = io.MultiReader(body) // no length: sent chunked
+			}
+			req, err := http.NewRequestWithContext(t.Context(), method, url, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != c.status || !strings.Contains(string(got), c.want) {
+				t.Errorf("%d %.300s, want %d %q", resp.StatusCode, got, c.status, c.want)
+			}
+			if c.chunked && req.ContentLength != 0 {
+				t.Errorf("the request was sent with a length of %d, not chunked", req.ContentLength)
+			}
+			if n := docs.calls.Load(); n != 0 {
+				t.Errorf("%d searches ran", n)
+			}
+		})
+	}
+}
+
+func TestOneMessageRunsOneCall(t *testing.T) {
+	t.Parallel()
+	docs := &countingDocs{}
+	url := serve(t, mcpserver.New(docs, nil, "test"))
+	for _, body := range []string{searchCall(1), " \n" + searchCall(2) + "\n"} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `"result"`) {
+			t.Errorf("%q: %d %s", body, resp.StatusCode, got)
+		}
+	}
+	if n := docs.calls.Load(); n != 2 {
+		t.Errorf("%d searches ran, want 2", n)
 	}
 }
