@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -44,9 +45,21 @@ const (
 	PageURIPrefix = "docs://page/"
 )
 
-// MaxRequestBytes bounds a request body, one client message: a tool call's
-// arguments fit many times over.
-const MaxRequestBytes = 64 << 10
+// What one request may cost: its body is one client message, and each
+// answer is cut to a size (search returns at most search.MaxPageSize
+// passages), so that no request makes the server hold more than about a
+// megabyte for it.
+const (
+	// MaxRequestBytes bounds a request body: a tool call's arguments fit
+	// many times over.
+	MaxRequestBytes = 64 << 10
+	// MaxPassageBytes bounds the text of one search passage. Index chunks
+	// are far smaller; this holds whatever an index holds.
+	MaxPassageBytes = 4 << 10
+	// MaxPageBytes bounds the page get_page and a resource read return;
+	// the rest of a longer page is left out, after a marker.
+	MaxPageBytes = 256 << 10
+)
 
 // Server answers MCP requests for one domain at a time: ServeMCP is given
 // the domain the request's key may read.
@@ -256,12 +269,13 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		text.WriteString("No passage of the docs matches this query; try other words.")
 	}
 	for i, r := range results {
+		passage := truncate(r.Text, MaxPassageBytes, "\n[passage cut here; read the whole page with get_page]")
 		out.Passages[i] = Passage{Title: r.Title, PageTitle: r.PageTitle, Path: r.PagePath, URL: r.URL, Heading: r.Heading,
-			Text: r.Text, Score: r.Score, Breadcrumb: r.Breadcrumb}
+			Text: passage, Score: r.Score, Breadcrumb: r.Breadcrumb}
 		if i > 0 {
 			text.WriteString("\n\n")
 		}
-		fmt.Fprintf(&text, "## %s\npath: %s\nurl: %s\n\n%s", r.Title, r.PagePath, r.URL, r.Text)
+		fmt.Fprintf(&text, "## %s\npath: %s\nurl: %s\n\n%s", r.Title, r.PagePath, r.URL, passage)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}}, out, nil
 }
@@ -278,6 +292,9 @@ type PageOutput struct {
 	Title   string `json:"title"`
 	URL     string `json:"url"`
 	Content string `json:"content" jsonschema:"the page as Markdown"`
+	// Truncated is true when the page was longer than MaxPageBytes and
+	// Content ends in a marker saying so.
+	Truncated bool `json:"truncated,omitempty" jsonschema:"true when the page was too long to return whole: content ends where it was cut"`
 }
 
 func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPageInput) (*mcp.CallToolResult, PageOutput, error) {
@@ -292,8 +309,28 @@ func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPage
 	if err != nil {
 		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: pt.Content}}},
-		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: pt.Content}, nil
+	content := pageContent(pt.Content)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: content}}},
+		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: content, Truncated: len(content) != len(pt.Content)}, nil
+}
+
+// pageContent is a page's text as get_page and a resource read return it:
+// at most MaxPageBytes of it, then a marker if the page is longer.
+func pageContent(text string) string {
+	return truncate(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes))
+}
+
+// truncate returns text if it is at most limit bytes long, and otherwise its
+// first limit bytes or less, ending on a whole character, followed by marker.
+func truncate(text string, limit int, marker string) string {
+	if len(text) <= limit {
+		return text
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + marker
 }
 
 // readPage serves docs://page/{path}: the public pages only, as a resource
@@ -318,7 +355,7 @@ func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: pt.Content}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: pageContent(pt.Content)}}}, nil
 }
 
 // toolError is what a client sees of a failure: the message of an error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -232,4 +234,85 @@ func TestOneMessageRunsOneCall(t *testing.T) {
 	if n := docs.calls.Load(); n != 2 {
 		t.Errorf("%d searches ran, want 2", n)
 	}
+}
+
+func TestAnswersAreCut(t *testing.T) {
+	t.Parallel()
+	// Two-byte characters, so that a cut must find a character's start.
+	long := strings.Repeat("é", mcpserver.MaxPageBytes)
+	results := make([]assistant.SearchResult, search.MaxPageSize)
+	for i := range results {
+		results[i] = assistant.SearchResult{Hit: search.Hit{Chunk: search.Chunk{PagePath: "guides/setup", Text: "x" + long[:3*mcpserver.MaxPassageBytes]}}}
+	}
+	docs := &countingDocs{results: results, page: long}
+	cs := connect(t, docs)
+	ctx := t.Context()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolSearch, Arguments: map[string]any{"query": "setup", "pageSize": search.MaxPageSize}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	var found mcpserver.SearchOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &found); err != nil || len(found.Passages) != search.MaxPageSize {
+		t.Fatalf("search output: %v, %d passages", err, len(found.Passages))
+	}
+	for _, p := range found.Passages {
+		if !passageCut(p.Text) {
+			t.Fatalf("passage of %d bytes, not cut to %d with a marker: ...%q", len(p.Text), mcpserver.MaxPassageBytes, p.Text[max(0, len(p.Text)-80):])
+		}
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; len(text) > search.MaxPageSize*(mcpserver.MaxPassageBytes+200) {
+		t.Errorf("search text of %d bytes", len(text))
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolGetPage, Arguments: map[string]any{"path": "guides/setup"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_page: %v %+v", err, res)
+	}
+	var page struct {
+		Content   string `json:"content"`
+		Truncated bool   `json:"truncated"`
+	}
+	raw, _ = json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &page); err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !pageCut(text, len(long)) || page.Content != text || !page.Truncated {
+		t.Errorf("get_page: %d bytes (truncated %v), ending %q", len(text), page.Truncated, text[max(0, len(text)-160):])
+	}
+
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.PageURIPrefix + "guides/setup"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != text {
+		t.Fatalf("resource read: %v, not the text get_page returned", err)
+	}
+
+	// A page within the limit comes back whole.
+	docs.page = long[:mcpserver.MaxPageBytes]
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolGetPage, Arguments: map[string]any{"path": "guides/setup"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != docs.page {
+		t.Fatalf("a page within the limit was changed: %v", err)
+	}
+	raw, _ = json.Marshal(res.StructuredContent)
+	if strings.Contains(string(raw), `"truncated"`) {
+		t.Errorf("a whole page is said to be truncated")
+	}
+}
+
+// passageCut reports whether a passage was cut to MaxPassageBytes, on a
+// character's start, with a marker after it.
+func passageCut(text string) bool {
+	kept, ok := strings.CutSuffix(text, "\n[passage cut here; read the whole page with get_page]")
+	return ok && len(kept) <= mcpserver.MaxPassageBytes && len(kept) > mcpserver.MaxPassageBytes-utf8.UTFMax && utf8.ValidString(kept)
+}
+
+// pageCut reports whether a page of size bytes was cut to MaxPageBytes, on
+// a character's start, with a marker that says how long it is.
+func pageCut(text string, size int) bool {
+	i := strings.LastIndex(text, "\n\n[page cut here: ")
+	if i < 0 || i > mcpserver.MaxPageBytes || i <= mcpserver.MaxPageBytes-utf8.UTFMax || !utf8.ValidString(text[:i]) {
+		return false
+	}
+	return strings.Contains(text[i:], fmt.Sprintf("it is %d bytes, over the limit of %d", size, mcpserver.MaxPageBytes))
 }
