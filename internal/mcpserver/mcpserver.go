@@ -309,15 +309,19 @@ func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPage
 	if err != nil {
 		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
 	}
-	content := pageContent(pt.Content)
+	content, cut := pageContent(pt.Content)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: content}}},
-		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: content, Truncated: len(content) != len(pt.Content)}, nil
+		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: content, Truncated: cut}, nil
 }
 
 // pageContent is a page's text as get_page and a resource read return it:
-// at most MaxPageBytes of it, then a marker if the page is longer.
-func pageContent(text string) string {
-	return truncate(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes))
+// at most MaxPageBytes of it, then a marker if the page is longer; cut
+// says which.
+func pageContent(text string) (content string, cut bool) {
+	if len(text) <= MaxPageBytes {
+		return text, false
+	}
+	return truncate(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes)), true
 }
 
 // truncate returns text if it is at most limit bytes long, and otherwise its
@@ -355,7 +359,8 @@ func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: pageContent(pt.Content)}}}, nil
+	content, _ := pageContent(pt.Content)
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: content}}}, nil
 }
 
 // toolError is what a client sees of a failure: the message of an error
