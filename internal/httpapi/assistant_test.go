@@ -58,6 +58,13 @@ func (f fakeIndexer) Index(_ context.Context, d tenant.Domain) (assistant.IndexR
 
 func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	t.Helper()
+	return newAssistantServerBody(t, limits, 64<<10)
+}
+
+// newAssistantServerBody is newAssistantServer with a body limit of
+// maxBody bytes.
+func newAssistantServerBody(t *testing.T, limits Limits, maxBody int64) *assistantServer {
+	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, t.TempDir())
 	if err != nil {
@@ -117,7 +124,7 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 		Limits:       limits,
 		Log:          slog.New(slog.DiscardHandler),
 		Ready:        store.Ping,
-		MaxBodyBytes: 64 << 10,
+		MaxBodyBytes: maxBody,
 	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -3,7 +3,10 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -223,5 +226,103 @@ func TestMCPCountsAgainstTheAssistantLimits(t *testing.T) {
 	r := s.post("/discovery/v1/mcp/tern", s.assistant, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
 	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || !strings.Contains(r.errorMessage(t), "per organization") {
 		t.Fatalf("over the limit: %d %v %s", r.status, r.header, r.body)
+	}
+}
+
+// mcpBatch is a JSON-RPC batch of n search calls, each with query.
+func mcpBatch(n int, query string) string {
+	calls := make([]string, n)
+	for i := range calls {
+		calls[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":%q,"pageSize":50}}}`, i+1, query)
+	}
+	return "[" + strings.Join(calls, ",") + "]"
+}
+
+func TestMCPRefusesBatches(t *testing.T) {
+	t.Parallel()
+	const limit = 3
+	s := newAssistantServer(t, Limits{AssistantPerKeyMonth: 100, AssistantPerOrgHour: limit, AssistantPerIPDay: 100})
+	// No Mcp-Protocol-Version header: the SDK would take the request as of
+	// 2025-03-26, which had batches, and run every call in it.
+	r := s.post("/discovery/v1/mcp/tern", s.assistant, mcpBatch(40, "sync"), "Accept", "application/json, text/event-stream")
+	if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "JSON-RPC batches are not supported: send one message per request") {
+		t.Fatalf("batch: %d %.300s", r.status, r.body)
+	}
+	// The batch counted once, as one request; each call after it counts.
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"sync"}}}`
+	for i := range limit {
+		r := s.post("/discovery/v1/mcp/tern", s.assistant, call, "Accept", "application/json, text/event-stream")
+		want := http.StatusOK
+		if i == limit-1 {
+			want = http.StatusTooManyRequests
+		}
+		if r.status != want {
+			t.Fatalf("call %d after the batch: %d, want %d: %.300s", i+1, r.status, want, r.body)
+		}
+	}
+}
+
+// TestMCPConcurrentLargeRequestsStayBounded sends 16 batches of about
+// 900 KB at once, under the server's default body limit of 1 MiB, and
+// bounds what the server allocated for them. It does not run in parallel,
+// so that the allocations it measures are its own.
+func TestMCPConcurrentLargeRequestsStayBounded(t *testing.T) {
+	const (
+		requests = 16
+		// All the server may allocate for them: each is refused on its
+		// first byte. Run as it was, each batch allocated far more.
+		bound = 64 << 20
+	)
+	s := newAssistantServerBody(t, Limits{}, 1<<20)
+	query := strings.Repeat("sync schedule bandwidth limit files exclude ", 100)
+	body := mcpBatch(200, query)
+	if n := len(body); n < 850<<10 || n > 1<<20 {
+		t.Fatalf("the batch is %d bytes", n)
+	}
+	send := func() (int, error) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+"/discovery/v1/mcp/tern", strings.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+s.assistant)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, err
+	}
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	statuses := make([]int, requests)
+	var wg sync.WaitGroup
+	for i := range requests {
+		wg.Go(func() {
+			status, err := send()
+			if err != nil {
+				// The server may close the connection before the client
+				// has sent the whole body it refused.
+				t.Logf("request %d: %v", i, err)
+			}
+			statuses[i] = status
+		})
+	}
+	wg.Wait()
+	runtime.ReadMemStats(&after)
+
+	for i, status := range statuses {
+		if status != 0 && status != http.StatusBadRequest {
+			t.Errorf("request %d: status %d, want 400", i, status)
+		}
+	}
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d concurrent batches of %d KiB: %d KiB allocated", requests, len(body)>>10, allocated>>10)
+	if allocated > bound {
+		t.Errorf("%d concurrent batches of %d KiB: %d MiB allocated, want at most %d MiB", requests, len(body)>>10, allocated>>20, bound>>20)
 	}
 }

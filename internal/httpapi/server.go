@@ -82,9 +82,11 @@ var ErrShuttingDown = errors.New("the server is shutting down")
 
 // MCPServer answers Model Context Protocol requests over a domain's docs
 // (mcpserver.Server), once the request's key was checked and counted;
-// groups are the reader's access groups, from its reader token.
+// groups are the reader's access groups, from its reader token. It returns
+// an apperr error, before writing anything, for a request it refuses: one
+// that is not a single message.
 type MCPServer interface {
-	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string)
+	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string) error
 }
 
 // Server serves the API.

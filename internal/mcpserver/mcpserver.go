@@ -4,17 +4,25 @@
 // assistant's own search and page functions, so an MCP client sees exactly
 // what the search and page endpoints return. Authentication, the domain and
 // the rate limits are the HTTP layer's; this package is handed the domain a
-// request may read and the access groups of its reader.
+// request may read and the access groups of its reader, and makes sure a
+// request is one message, so that the HTTP layer's count of requests is a
+// count of calls.
 package mcpserver
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -36,6 +44,22 @@ const (
 	ToolGetPage = "get_page"
 	// PageURIPrefix starts a page's resource URI: PageURIPrefix + its path.
 	PageURIPrefix = "docs://page/"
+)
+
+// What one request may cost: its body is one client message, and each
+// answer is cut to a size (search returns at most search.MaxPageSize
+// passages), so that no request makes the server hold more than about a
+// megabyte for it.
+const (
+	// MaxRequestBytes bounds a request body: a tool call's arguments fit
+	// many times over.
+	MaxRequestBytes = 64 << 10
+	// MaxPassageBytes bounds the text of one search passage. Index chunks
+	// are far smaller; this holds whatever an index holds.
+	MaxPassageBytes = 4 << 10
+	// MaxPageBytes bounds the page get_page and a resource read return;
+	// the rest of a longer page is left out, after a marker.
+	MaxPageBytes = 256 << 10
 )
 
 // Server answers MCP requests for one domain at a time: ServeMCP is given
@@ -85,6 +109,9 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       sdkLog,
+		// ServeMCP has read the body already; this holds for any other
+		// way in.
+		MaxRequestBodyBytes: MaxRequestBytes,
 		// Every request carries an assistant key, which a page rebinding
 		// a name to 127.0.0.1 does not have; and docsmith usually sits on
 		// loopback behind a proxy that sends the public Host.
@@ -108,8 +135,79 @@ type reader struct {
 // reader in groups (from the reader's token, which the caller checked).
 // The SDK hands the request's context to the tools, which read both from
 // it; groups named in a tool's arguments are ignored.
-func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string) {
-	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), readerKey{}, reader{domain: d, groups: groups})))
+//
+// A request carries exactly one JSON-RPC message. A batch, or a body that is
+// not one JSON object, is refused with an apperr error before anything is
+// written: the SDK still runs the batches of protocol versions before
+// 2025-06-18, one call per element, and a request without an
+// Mcp-Protocol-Version header is taken as of 2025-03-26.
+func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string) error {
+	body, err := readMessage(w, r)
+	if err != nil {
+		return err
+	}
+	r = r.WithContext(context.WithValue(r.Context(), readerKey{}, reader{domain: d, groups: groups}))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	s.handler.ServeHTTP(w, r)
+	return nil
+}
+
+// readMessage reads a request's body, at most MaxRequestBytes, if it is one
+// JSON-RPC message: a JSON object and nothing after it. A batch is refused
+// on its first byte, before the rest is read.
+func readMessage(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return nil, apperr.New(apperr.MethodNotAllowed, "send MCP requests as POST: this server keeps no session and opens no event stream")
+	}
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		return nil, apperr.New(apperr.UnsupportedType, "an MCP request is JSON; send Content-Type: application/json")
+	}
+	body := bufio.NewReader(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	first, err := firstNonSpace(body)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, apperr.New(apperr.Invalid, "the request body is empty; send one JSON-RPC message")
+	case err != nil:
+		return nil, readError(err)
+	case first == '[':
+		return nil, apperr.New(apperr.Invalid, "JSON-RPC batches are not supported: send one message per request (MCP has no batches since protocol version 2025-06-18)")
+	case first != '{':
+		return nil, apperr.New(apperr.Invalid, "the request body must be one JSON-RPC message, a JSON object")
+	}
+	msg, err := io.ReadAll(body)
+	if err != nil {
+		return nil, readError(err)
+	}
+	if !json.Valid(msg) {
+		return nil, apperr.New(apperr.Invalid, "the request body is not valid JSON; send one JSON-RPC message and nothing after it")
+	}
+	return msg, nil
+}
+
+// firstNonSpace returns the first byte after JSON whitespace, and leaves it
+// to be read again.
+func firstNonSpace(r *bufio.Reader) (byte, error) {
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return b, r.UnreadByte()
+	}
+}
+
+func readError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return apperr.New(apperr.TooLarge, "the request body is larger than the limit of %d bytes; send one JSON-RPC message", tooLarge.Limit)
+	}
+	return apperr.Wrap(err, apperr.Invalid, "the request body could not be read")
 }
 
 func readerFrom(ctx context.Context) (reader, error) {
@@ -183,12 +281,13 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		text.WriteString("No passage of the docs matches this query; try other words.")
 	}
 	for i, r := range results {
+		passage := truncate(r.Text, MaxPassageBytes, "\n[passage cut here; read the whole page with get_page]")
 		out.Passages[i] = Passage{Title: r.Title, PageTitle: r.PageTitle, Path: r.PagePath, URL: r.URL, Heading: r.Heading,
-			Text: r.Text, Score: r.Score, Breadcrumb: r.Breadcrumb}
+			Text: passage, Score: r.Score, Breadcrumb: r.Breadcrumb}
 		if i > 0 {
 			text.WriteString("\n\n")
 		}
-		fmt.Fprintf(&text, "## %s\npath: %s\nurl: %s\n\n%s", r.Title, r.PagePath, r.URL, r.Text)
+		fmt.Fprintf(&text, "## %s\npath: %s\nurl: %s\n\n%s", r.Title, r.PagePath, r.URL, passage)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}}, out, nil
 }
@@ -206,6 +305,9 @@ type PageOutput struct {
 	Title   string `json:"title"`
 	URL     string `json:"url"`
 	Content string `json:"content" jsonschema:"the page as Markdown"`
+	// Truncated is true when the page was longer than MaxPageBytes and
+	// Content ends in a marker saying so.
+	Truncated bool `json:"truncated,omitempty" jsonschema:"true when the page was too long to return whole: content ends where it was cut"`
 }
 
 func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPageInput) (*mcp.CallToolResult, PageOutput, error) {
@@ -220,8 +322,32 @@ func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPage
 	if err != nil {
 		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: pt.Content}}},
-		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: pt.Content}, nil
+	content, cut := pageContent(pt.Content)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: content}}},
+		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: content, Truncated: cut}, nil
+}
+
+// pageContent is a page's text as get_page and a resource read return it:
+// at most MaxPageBytes of it, then a marker if the page is longer; cut
+// says which.
+func pageContent(text string) (content string, cut bool) {
+	if len(text) <= MaxPageBytes {
+		return text, false
+	}
+	return truncate(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes)), true
+}
+
+// truncate returns text if it is at most limit bytes long, and otherwise its
+// first limit bytes or less, ending on a whole character, followed by marker.
+func truncate(text string, limit int, marker string) string {
+	if len(text) <= limit {
+		return text
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + marker
 }
 
 // readPage serves docs://page/{path}, a page the reader may see.
@@ -245,7 +371,8 @@ func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: pt.Content}}}, nil
+	content, _ := pageContent(pt.Content)
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: content}}}, nil
 }
 
 // toolError is what a client sees of a failure: the message of an error

@@ -2,13 +2,19 @@ package mcpserver_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,15 +39,32 @@ func (b brokenDocs) Page(_ context.Context, d tenant.Domain, path string, _ []st
 	return search.PageText{}, apperr.New(apperr.NotFound, "page %q not found in the docs of %s", path, d.ID)
 }
 
-func connect(t *testing.T, docs mcpserver.Docs) *mcp.ClientSession {
+// statusOf is the HTTP layer's mapping, for the codes ServeMCP returns.
+var statusOf = map[apperr.Code]int{
+	apperr.Invalid:          http.StatusBadRequest,
+	apperr.MethodNotAllowed: http.StatusMethodNotAllowed,
+	apperr.TooLarge:         http.StatusRequestEntityTooLarge,
+	apperr.UnsupportedType:  http.StatusUnsupportedMediaType,
+}
+
+// serve starts srv over HTTP for the domain acme-docs, writing a refusal as
+// the HTTP layer does.
+func serve(t *testing.T, srv *mcpserver.Server) string {
 	t.Helper()
-	srv := mcpserver.New(docs, nil, "test")
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"}, nil)
+		if err := srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"}, nil); err != nil {
+			http.Error(w, apperr.MessageOf(err), statusOf[apperr.CodeOf(err)])
+		}
 	}))
 	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func connect(t *testing.T, docs mcpserver.Docs) *mcp.ClientSession {
+	t.Helper()
+	url := serve(t, mcpserver.New(docs, nil, "test"))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +97,9 @@ func TestSDKInfoLogsStayOut(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := mcpserver.New(brokenDocs{domains: make(chan string, 4)}, log, "test")
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"}, nil)
-	}))
-	t.Cleanup(ts.Close)
+	url := serve(t, mcpserver.New(brokenDocs{domains: make(chan string, 4)}, log, "test"))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,4 +110,209 @@ func TestSDKInfoLogsStayOut(t *testing.T) {
 	if strings.Contains(buf.String(), "level=INFO") {
 		t.Errorf("the SDK logged per-request information:\n%s", buf.String())
 	}
+}
+
+// countingDocs counts the searches and page reads that ran, and returns
+// what the fields hold.
+type countingDocs struct {
+	calls   atomic.Int64
+	results []assistant.SearchResult
+	page    string
+}
+
+func (c *countingDocs) Search(context.Context, tenant.Domain, assistant.SearchRequest) ([]assistant.SearchResult, error) {
+	c.calls.Add(1)
+	return c.results, nil
+}
+
+func (c *countingDocs) Page(_ context.Context, _ tenant.Domain, path string, _ []string) (search.PageText, error) {
+	c.calls.Add(1)
+	return search.PageText{Path: path, Title: "Setup", URL: "https://acme.example/" + path, Content: c.page}, nil
+}
+
+// searchCall is a tools/call of the search tool, as a JSON-RPC message.
+func searchCall(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":"setup"}}}`, id)
+}
+
+func batchOf(n int) string {
+	calls := make([]string, n)
+	for i := range calls {
+		calls[i] = searchCall(i + 1)
+	}
+	return "[" + strings.Join(calls, ",") + "]"
+}
+
+func TestRequestsAreOneMessage(t *testing.T) {
+	t.Parallel()
+	batch := batchOf(100)
+	for _, c := range []struct {
+		name, method, body string
+		header             map[string]string
+		chunked            bool
+		status             int
+		want               string
+	}{
+		{name: "batch", body: batch, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch of one", body: batchOf(1), status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch after whitespace", body: " \r\n\t " + batch, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch of a protocol version that had batches", body: batch, header: map[string]string{"Mcp-Protocol-Version": "2025-03-26"},
+			status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch of the current protocol version", body: batch, header: map[string]string{"Mcp-Protocol-Version": "2025-11-25"},
+			status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch in a session", body: batch, header: map[string]string{"Mcp-Session-Id": "abc"}, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "chunked batch", body: batch, chunked: true, status: 400, want: "JSON-RPC batches are not supported"},
+		{name: "batch after a byte order mark", body: "\ufeff" + batch, status: 400, want: "must be one JSON-RPC message"},
+		{name: "batch as text", body: batch, header: map[string]string{"Content-Type": "text/plain"}, status: 415, want: "Content-Type: application/json"},
+		{name: "batch without a content type", body: batch, header: map[string]string{"Content-Type": ""}, status: 415, want: "Content-Type: application/json"},
+		{name: "message then batch", body: searchCall(1) + batch, status: 400, want: "nothing after it"},
+		{name: "string", body: `"tools/call"`, status: 400, want: "must be one JSON-RPC message"},
+		{name: "empty", body: "  ", status: 400, want: "body is empty"},
+		{name: "message over the size limit", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"` +
+			strings.Repeat("setup ", mcpserver.MaxRequestBytes/6) + `"}}}`, status: 413, want: "larger than the limit of 65536 bytes"},
+		{name: "event stream", method: http.MethodGet, header: map[string]string{"Accept": "text/event-stream"}, status: 405, want: "send MCP requests as POST"},
+		{name: "session end", method: http.MethodDelete, header: map[string]string{"Mcp-Session-Id": "abc"}, status: 405, want: "send MCP requests as POST"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			docs := &countingDocs{}
+			url := serve(t, mcpserver.New(docs, nil, "test"))
+			method := cmp.Or(c.method, http.MethodPost)
+			var body io.Reader = strings.NewReader(c.body)
+			if c.chunked {
+				body = io.MultiReader(body) // no length: sent chunked
+			}
+			req, err := http.NewRequestWithContext(t.Context(), method, url, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != c.status || !strings.Contains(string(got), c.want) {
+				t.Errorf("%d %.300s, want %d %q", resp.StatusCode, got, c.status, c.want)
+			}
+			if c.chunked && req.ContentLength != 0 {
+				t.Errorf("the request was sent with a length of %d, not chunked", req.ContentLength)
+			}
+			if n := docs.calls.Load(); n != 0 {
+				t.Errorf("%d searches ran", n)
+			}
+		})
+	}
+}
+
+func TestOneMessageRunsOneCall(t *testing.T) {
+	t.Parallel()
+	docs := &countingDocs{}
+	url := serve(t, mcpserver.New(docs, nil, "test"))
+	for _, body := range []string{searchCall(1), " \n" + searchCall(2) + "\n"} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `"result"`) {
+			t.Errorf("%q: %d %s", body, resp.StatusCode, got)
+		}
+	}
+	if n := docs.calls.Load(); n != 2 {
+		t.Errorf("%d searches ran, want 2", n)
+	}
+}
+
+func TestAnswersAreCut(t *testing.T) {
+	t.Parallel()
+	// Two-byte characters, so that a cut must find a character's start.
+	long := strings.Repeat("é", mcpserver.MaxPageBytes)
+	results := make([]assistant.SearchResult, search.MaxPageSize)
+	for i := range results {
+		results[i] = assistant.SearchResult{Hit: search.Hit{Chunk: search.Chunk{PagePath: "guides/setup", Text: "x" + long[:3*mcpserver.MaxPassageBytes]}}}
+	}
+	docs := &countingDocs{results: results, page: long}
+	cs := connect(t, docs)
+	ctx := t.Context()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolSearch, Arguments: map[string]any{"query": "setup", "pageSize": search.MaxPageSize}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	var found mcpserver.SearchOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &found); err != nil || len(found.Passages) != search.MaxPageSize {
+		t.Fatalf("search output: %v, %d passages", err, len(found.Passages))
+	}
+	for _, p := range found.Passages {
+		if !passageCut(p.Text) {
+			t.Fatalf("passage of %d bytes, not cut to %d with a marker: ...%q", len(p.Text), mcpserver.MaxPassageBytes, p.Text[max(0, len(p.Text)-80):])
+		}
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; len(text) > search.MaxPageSize*(mcpserver.MaxPassageBytes+200) {
+		t.Errorf("search text of %d bytes", len(text))
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolGetPage, Arguments: map[string]any{"path": "guides/setup"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_page: %v %+v", err, res)
+	}
+	var page struct {
+		Content   string `json:"content"`
+		Truncated bool   `json:"truncated"`
+	}
+	raw, _ = json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &page); err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !pageCut(text, len(long)) || page.Content != text || !page.Truncated {
+		t.Errorf("get_page: %d bytes (truncated %v), ending %q", len(text), page.Truncated, text[max(0, len(text)-160):])
+	}
+
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.PageURIPrefix + "guides/setup"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != text {
+		t.Fatalf("resource read: %v, not the text get_page returned", err)
+	}
+
+	// A page within the limit comes back whole.
+	docs.page = long[:mcpserver.MaxPageBytes]
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolGetPage, Arguments: map[string]any{"path": "guides/setup"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != docs.page {
+		t.Fatalf("a page within the limit was changed: %v", err)
+	}
+	raw, _ = json.Marshal(res.StructuredContent)
+	if strings.Contains(string(raw), `"truncated"`) {
+		t.Errorf("a whole page is said to be truncated")
+	}
+}
+
+// passageCut reports whether a passage was cut to MaxPassageBytes, on a
+// character's start, with a marker after it.
+func passageCut(text string) bool {
+	kept, ok := strings.CutSuffix(text, "\n[passage cut here; read the whole page with get_page]")
+	return ok && len(kept) <= mcpserver.MaxPassageBytes && len(kept) > mcpserver.MaxPassageBytes-utf8.UTFMax && utf8.ValidString(kept)
+}
+
+// pageCut reports whether a page of size bytes was cut to MaxPageBytes, on
+// a character's start, with a marker that says how long it is.
+func pageCut(text string, size int) bool {
+	i := strings.LastIndex(text, "\n\n[page cut here: ")
+	if i < 0 || i > mcpserver.MaxPageBytes || i <= mcpserver.MaxPageBytes-utf8.UTFMax || !utf8.ValidString(text[:i]) {
+		return false
+	}
+	return strings.Contains(text[i:], fmt.Sprintf("it is %d bytes, over the limit of %d", size, mcpserver.MaxPageBytes))
 }
