@@ -49,7 +49,7 @@ type Mirror struct {
 // directory is named by a hash of the remote, so that no remote URL becomes
 // a path.
 func (g *Git) OpenMirror(ctx context.Context, parent, remoteURL string) (*Mirror, error) {
-	rem, err := parseRemote(remoteURL, g.allowHTTP)
+	rem, err := g.remotes.parse(remoteURL)
 	if err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
