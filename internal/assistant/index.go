@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,6 +86,10 @@ type IndexResult struct {
 	// plain folder).
 	Ref    string
 	Commit string
+	// LinksSkipped are the symbolic links the build left out, which
+	// docsmith never reads through: paths in the repository, or in the
+	// docs root of a plain folder.
+	LinksSkipped []string
 	search.BuildStats
 }
 
@@ -132,6 +138,10 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 		}
 		defer src.close()
 		res.Commit = src.commit
+		res.LinksSkipped = src.links
+		if link, ok := linkOnDocsRoot(src.links, p.DocsRoot); ok {
+			return IndexResult{}, apperr.New(apperr.Conflict, "could not read the docs of project %s at docs root %q: %s is a symbolic link in the repository, and docsmith does not follow symbolic links", p.ID, p.DocsRoot, link)
+		}
 	}
 
 	site, chunks, err := src.load(p.DocsRoot, d.SiteURL)
@@ -146,6 +156,13 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 		if errors.As(page.Err, &tooLarge) {
 			x.cfg.Log.WarnContext(ctx, "index: page left out", "domain", d.ID, "project", p.ID, "file", page.File, "err", page.Err)
 		}
+	}
+	// A plain folder's links are real, and the reader refused them; a
+	// commit's never reached it.
+	res.LinksSkipped = append(res.LinksSkipped, site.Links...)
+	slices.Sort(res.LinksSkipped)
+	for _, link := range res.LinksSkipped {
+		x.cfg.Log.WarnContext(ctx, "index: symbolic link left out", "domain", d.ID, "project", p.ID, "file", link)
 	}
 	stats, err := search.BuildChunks(ctx, x.cfg.Index, d.ID, chunks)
 	if err != nil {
@@ -175,6 +192,7 @@ type repoDocs struct {
 	tree   *gitcli.TreeFS
 	dir    string
 	ws     *workspace.Dir
+	links  []string // symbolic links of the commit left out
 }
 
 func (r *repoDocs) load(docsRoot, siteURL string) (*docs.Site, []search.Chunk, error) {
@@ -210,8 +228,15 @@ func (x *Indexer) fetchDocs(ctx context.Context, p tenant.Project, ref string, c
 	defer func() { _ = m.Close() }()
 	root := strings.Trim(path.Clean("/"+strings.TrimSpace(p.DocsRoot)), "/")
 	large := map[string]int64{}
+	// A set: keep runs again when a read is retried or falls back to a
+	// checkout.
+	links := map[string]bool{}
 	keep := func(f gitcli.TreeFile) bool {
 		if root != "" && f.Path != root && !strings.HasPrefix(f.Path, root+"/") && !strings.HasPrefix(root, f.Path+"/") {
+			return false
+		}
+		if !f.Regular() {
+			links[f.Path] = true
 			return false
 		}
 		if f.Size > docs.MaxSpecBytes {
@@ -227,7 +252,7 @@ func (x *Indexer) fetchDocs(ctx context.Context, p tenant.Project, ref string, c
 	}()
 	commit, tree, err := m.ReadBranch(ctx, ref, creds, keep, x.cfg.MaxDocsInMemory)
 	if err == nil {
-		return &repoDocs{commit: commit, tree: tree}, nil
+		return &repoDocs{commit: commit, tree: tree, links: slices.Sorted(maps.Keys(links))}, nil
 	}
 	if !errors.Is(err, gitcli.ErrTreeTooLarge) {
 		return nil, err
@@ -245,7 +270,20 @@ func (x *Indexer) fetchDocs(ctx context.Context, p tenant.Project, ref string, c
 		_ = ws.Remove()
 		return nil, err
 	}
-	return &repoDocs{commit: commit, dir: dir, ws: ws}, nil
+	return &repoDocs{commit: commit, dir: dir, ws: ws, links: slices.Sorted(maps.Keys(links))}, nil
+}
+
+// linkOnDocsRoot finds, among a commit's symbolic links, one that is the
+// docs root or a directory on the way to it: left out of the files read, it
+// would otherwise be reported as a docs root that does not exist.
+func linkOnDocsRoot(links []string, docsRoot string) (string, bool) {
+	root := strings.Trim(path.Clean("/"+strings.TrimSpace(docsRoot)), "/")
+	for _, l := range links {
+		if root == l || strings.HasPrefix(root, l+"/") {
+			return l, true
+		}
+	}
+	return "", false
 }
 
 // indexWorkspaces starts the name of every build's workspace.

@@ -137,8 +137,7 @@ func (m *Mirror) run(ctx context.Context, c *command, inv invocation) ([]byte, e
 // CheckoutBranch brings branch up to date from the remote and writes the
 // files of its tip that keep accepts (keep nil: every file) into dir, which
 // must not exist or be empty. It returns the tip's commit id. Symbolic
-// links are written as small plain files holding their target, like every
-// checkout of this package; submodules are left out.
+// links and submodules are left out: docsmith never reads through a link.
 func (m *Mirror) CheckoutBranch(ctx context.Context, branch, dir string, creds *Credentials, keep func(TreeFile) bool) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -301,8 +300,9 @@ func (m *Mirror) sound(ctx context.Context) bool {
 	return err == nil
 }
 
-// keptFiles lists the files of commit that keep accepts, submodules left
-// out.
+// keptFiles lists the files of commit that keep accepts: regular files
+// only, submodules and symbolic links left out (keep sees the links, so that
+// its caller can say which it skipped).
 func (m *Mirror) keptFiles(ctx context.Context, commit string, keep func(TreeFile) bool) ([]TreeFile, error) {
 	out, err := m.run(ctx, gitCommand("ls-tree", "-r", "-l", "-z", "--full-tree").value("revision", commit), invocation{})
 	if err != nil {
@@ -313,8 +313,15 @@ func (m *Mirror) keptFiles(ctx context.Context, commit string, keep func(TreeFil
 		return nil, fmt.Errorf("mirror: list the files of %s: %w", commit, err)
 	}
 	kept := files[:0]
+	var links []string
 	for _, f := range files {
 		if f.Mode == "160000" || f.Size < 0 || (keep != nil && !keep(f)) {
+			continue
+		}
+		if !f.Regular() {
+			// A link's blob is its target's path: read or checked out, it
+			// would pass for a page holding that path.
+			links = append(links, f.Path)
 			continue
 		}
 		if strings.ContainsRune(f.Path, 0) {
@@ -322,11 +329,14 @@ func (m *Mirror) keptFiles(ctx context.Context, commit string, keep func(TreeFil
 		}
 		kept = append(kept, f)
 	}
+	if len(links) > 0 {
+		m.git.log.WarnContext(ctx, "git mirror: symbolic links left out of the files read", "mirror", m.Dir, "commit", commit, "links", links)
+	}
 	return kept, nil
 }
 
 // readBlobs reads the files' contents (total bytes in all) with one git
-// cat-file; a link's content is its target.
+// cat-file.
 func (m *Mirror) readBlobs(ctx context.Context, files []TreeFile, total int64) (map[string][]byte, error) {
 	var ids strings.Builder
 	for _, f := range files {
