@@ -162,7 +162,8 @@ func TestReadinessFollowsRealWrites(t *testing.T) {
 	defer s.Close()
 	// A probe has written its row: later probes fit in place.
 	s.health.Note(errors.New("i/o"), func(error) bool { return true }, func(error) bool { return false }, "") //nolint:errcheck // sets up a fault
-	_ = s.Ping(ctx) // the fault is among the latest writes
+	// The fault is among the latest writes: this Ping fails, the next probes.
+	_ = s.Ping(ctx)
 	if err := s.Ping(ctx); err != nil {
 		t.Fatalf("probe on a healthy store: %v", err)
 	}
