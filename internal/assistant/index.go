@@ -133,7 +133,11 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 			case errors.As(err, &we):
 				return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
 			}
-			x.cfg.Log.WarnContext(ctx, "index: fetch failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
+			if le := (*gitcli.LocalError)(nil); errors.As(err, &le) {
+				x.cfg.Log.ErrorContext(ctx, "index: local failure", "domain", d.ID, "project", p.ID, "op", le.Op, "path", le.Path, "err", le.Err)
+			} else {
+				x.cfg.Log.WarnContext(ctx, "index: fetch failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
+			}
 			return IndexResult{}, cloneError(err, p.ID, ref)
 		}
 		defer src.close()
@@ -385,7 +389,8 @@ func credentials(p tenant.Project, lookupEnv func(string) (string, bool)) (*gitc
 // repository or ref refused before git ran, or a branch the repository
 // does not have, is the project's configuration (409); git failing to
 // reach or fetch it is the repository's side (502, with what git reported,
-// which holds no credentials); a full disk here is ours (507).
+// which holds no credentials); a full disk here is ours (507), and so is
+// any other failure of our own files (503, the path in the log only).
 func cloneError(err error, project, ref string) error {
 	if errors.Is(err, gitcli.ErrInvalidArgument) {
 		return apperr.Wrap(err, apperr.Conflict,
@@ -398,6 +403,12 @@ func cloneError(err error, project, ref string) error {
 	}
 	if errors.Is(err, syscall.ENOSPC) || strings.Contains(said, "No space left on device") {
 		return apperr.Wrap(err, apperr.StorageFull, "the server's disk is full: the repository of project %s could not be cloned", project)
+	}
+	var le *gitcli.LocalError
+	if errors.As(err, &le) {
+		// This server's own files failed: nothing the project can fix.
+		return apperr.Wrap(err, apperr.Unavailable,
+			"the server could not write its mirror of the repository of project %s; an operator must check the data directory (the server log names the path)", project)
 	}
 	if strings.Contains(said, "Remote branch") && strings.Contains(said, "not found") || strings.Contains(said, "couldn't find remote ref") {
 		// The repository answered: the domain's ref is the operator's to fix.

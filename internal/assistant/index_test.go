@@ -341,6 +341,48 @@ func TestIndexLeavesOutSymlinkedPages(t *testing.T) {
 	}
 }
 
+// TestIndexLocalMirrorFailureIsOurs: when the data directory cannot hold
+// the mirror (here a file stands where the mirrors' directory should be, a
+// failure that holds for root too), the build fails as the server's own
+// problem (503), not as an unreachable repository (502), and the log names
+// the local path, which the client's message does not.
+func TestIndexLocalMirrorFailureIsOurs(t *testing.T) {
+	t.Parallel()
+	git := newGit(t)
+	repo := filepath.Join(t.TempDir(), "docs.git")
+	must(t, git.SeedBare(t.Context(), repo, "main", os.DirFS("testdata/site"), gitcli.CommitOptions{Message: "docs", AuthorName: "t", AuthorEmail: "t@example.com"}))
+	tests := []struct {
+		name   string
+		mirror func(base string) string
+	}{
+		{"mirrors directory is a file", func(base string) string { return filepath.Join(base, "blocked") }},
+		{"a parent of the mirrors directory is a file", func(base string) string { return filepath.Join(base, "blocked", "mirrors") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(base, "blocked"), []byte("not a directory"), 0o644))
+			mirrors := tt.mirror(base)
+			var logs syncBuilder
+			e, _, d := indexEnv(t, repo, "")
+			x := assistant.NewIndexer(assistant.IndexerConfig{Git: git, Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
+				MirrorDir: mirrors, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			_, err := x.Index(t.Context(), d)
+			if code := apperr.CodeOf(err); code != apperr.Unavailable {
+				t.Fatalf("Index with an unwritable mirrors directory = %v (%s), want %s", err, code, apperr.Unavailable)
+			}
+			msg := apperr.MessageOf(err)
+			if !strings.Contains(msg, "could not write its mirror") || strings.Contains(msg, base) || strings.Contains(msg, "check that it is up") {
+				t.Fatalf("message %q: want the server's own failure, without its paths", msg)
+			}
+			if !strings.Contains(logs.String(), "index: local failure") || !strings.Contains(logs.String(), base) {
+				t.Fatalf("the log does not name the local path:\n%s", logs.String())
+			}
+		})
+	}
+}
+
 // syncBuilder is a strings.Builder a logger may write to from several
 // goroutines.
 type syncBuilder struct {

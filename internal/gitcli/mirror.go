@@ -61,7 +61,7 @@ func (g *Git) OpenMirror(ctx context.Context, parent, remoteURL string) (*Mirror
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
 	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return nil, fmt.Errorf("mirror: %w", err)
+		return nil, fmt.Errorf("mirror: %w", local("make the mirrors' directory", parent, err))
 	}
 	sum := sha256.Sum256([]byte(rem.url))
 	name := hex.EncodeToString(sum[:12])
@@ -72,7 +72,7 @@ func (g *Git) OpenMirror(ctx context.Context, parent, remoteURL string) (*Mirror
 			return &Mirror{Dir: filepath.Join(parent, name+".git"), git: g, remote: rem, lock: lock}, nil
 		}
 		if !errors.Is(err, errMirrorLocked) {
-			return nil, fmt.Errorf("mirror: lock: %w", err)
+			return nil, fmt.Errorf("mirror: %w", local("lock the mirror", lockPath, err))
 		}
 		select {
 		case <-ctx.Done():
@@ -243,6 +243,9 @@ func (m *Mirror) fetch(ctx context.Context, branch string, creds *Credentials) (
 	c := gitCommand("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc", "--depth=1").
 		paths(m.remote.url, "+"+ref+":"+ref)
 	if _, err := m.run(ctx, c, invocation{remote: &m.remote, creds: creds}); err != nil {
+		if m.cannotWrite(err) {
+			err = local("fetch into the mirror", m.Dir, err)
+		}
 		return "", fmt.Errorf("fetch branch %q of %s: %w", branch, Redact(m.remote.url), err)
 	}
 	out, err := m.run(ctx, gitCommand("rev-parse", "--verify", "--quiet").value("revision", ref+"^{commit}"), invocation{})
@@ -254,6 +257,20 @@ func (m *Mirror) fetch(ctx context.Context, branch string, creds *Credentials) (
 		return "", fmt.Errorf("mirror: resolve %s: unexpected output %q", ref, id)
 	}
 	return id, nil
+}
+
+// cannotWrite reports whether a git command in the mirror failed because
+// the mirror itself could not be written (its lock files name its path;
+// objects are written through a temporary file), not because of the remote.
+func (m *Mirror) cannotWrite(err error) bool {
+	var gerr *Error
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	said := gerr.Stderr
+	return strings.Contains(said, m.Dir) && (strings.Contains(said, "Permission denied") || strings.Contains(said, "Read-only file system") || strings.Contains(said, "Not a directory")) ||
+		strings.Contains(said, "insufficient permission for adding an object") ||
+		strings.Contains(said, "unable to create temporary file")
 }
 
 // create makes the mirror's empty bare repository: in a directory of its
@@ -272,15 +289,15 @@ func (m *Mirror) create(ctx context.Context) error {
 	}
 	tmp, err := os.MkdirTemp(parent, staging)
 	if err != nil {
-		return fmt.Errorf("mirror: %w", err)
+		return fmt.Errorf("mirror: %w", local("make the mirror", parent, err))
 	}
 	if _, err := m.git.run(ctx, gitCommand("init", "--quiet", "--bare", "--template=").paths(tmp), invocation{dir: m.git.home}); err != nil {
 		_ = os.RemoveAll(tmp)
-		return fmt.Errorf("mirror: init: %w", err)
+		return fmt.Errorf("mirror: init: %w", local("make the mirror", tmp, err))
 	}
 	if err := os.Rename(tmp, m.Dir); err != nil {
 		_ = os.RemoveAll(tmp)
-		return fmt.Errorf("mirror: %w", err)
+		return fmt.Errorf("mirror: %w", local("make the mirror", m.Dir, err))
 	}
 	return nil
 }
@@ -288,7 +305,7 @@ func (m *Mirror) create(ctx context.Context) error {
 // remake removes the mirror and fetches branch into a new one.
 func (m *Mirror) remake(ctx context.Context, branch string, creds *Credentials) (string, error) {
 	if err := os.RemoveAll(m.Dir); err != nil {
-		return "", fmt.Errorf("mirror: remove the unreadable mirror: %w", err)
+		return "", fmt.Errorf("mirror: %w", local("remove the unreadable mirror", m.Dir, err))
 	}
 	return m.fetch(ctx, branch, creds)
 }
@@ -381,7 +398,7 @@ func (m *Mirror) checkout(ctx context.Context, commit, dir string, keep func(Tre
 		n++
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("mirror: %w", err)
+		return fmt.Errorf("mirror: %w", local("make the checkout directory", dir, err))
 	}
 	index := dir + ".index"
 	defer func() { _ = os.Remove(index) }()
