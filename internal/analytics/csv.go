@@ -1,32 +1,76 @@
 package analytics
 
 import (
-	"encoding/csv"
+	"bufio"
 	"io"
 	"strings"
 )
 
-// WriteCSV writes rows as CSV. A cell that a spreadsheet would run as a
-// formula gets a leading quote: questions and comments come from anyone.
+// WriteCSV writes rows as CSV (RFC 4180 quoting, "\n" line ends). Questions,
+// answers and comments come from anyone, so a cell that a spreadsheet could
+// run as a formula is defused: see formulaRisk.
 func WriteCSV(w io.Writer, rows [][]string) error {
-	cw := csv.NewWriter(w)
+	bw := bufio.NewWriter(w)
 	for _, r := range rows {
-		safe := make([]string, len(r))
 		for i, cell := range r {
-			safe[i] = csvSafe(cell)
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			writeCell(bw, cell)
 		}
-		if err := cw.Write(safe); err != nil {
-			return err
-		}
+		bw.WriteByte('\n')
 	}
-	cw.Flush()
-	return cw.Error()
+	return bw.Flush()
 }
 
-// csvSafe defuses a cell that starts like a spreadsheet formula.
-func csvSafe(cell string) string {
-	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
-		return "'" + cell
+// writeCell writes one cell. A risky cell gets a leading single quote, which
+// spreadsheets show as text, and is always quoted so that the quote stays
+// part of the cell whatever separator the spreadsheet splits on.
+func writeCell(bw *bufio.Writer, cell string) {
+	risky := formulaRisk(cell)
+	if risky {
+		cell = "'" + cell
 	}
-	return cell
+	if !risky && !needsQuotes(cell) {
+		bw.WriteString(cell)
+		return
+	}
+	bw.WriteByte('"')
+	bw.WriteString(strings.ReplaceAll(cell, `"`, `""`))
+	bw.WriteByte('"')
+}
+
+// formulaStarts are the characters that make a spreadsheet read a cell, or
+// a piece of one after a separator, as a formula.
+const formulaStarts = "=+-@\t\r"
+
+// cellSeparators are the characters a spreadsheet may split a cell on when
+// it guesses the file's delimiter or the reader pastes a cell elsewhere.
+const cellSeparators = ",;\t|\n\r"
+
+// formulaRisk reports whether the cell, or any piece of it after a separator
+// (spaces skipped), starts like a formula. No column is exempt: the numbers
+// we export (counts, sequence numbers, scores) are never negative, so
+// defusing "-" everywhere costs nothing and needs no list of numeric columns.
+func formulaRisk(cell string) bool {
+	atStart := true
+	for i := 0; i < len(cell); i++ {
+		c := cell[i]
+		if atStart {
+			if c == ' ' {
+				continue
+			}
+			if strings.IndexByte(formulaStarts, c) >= 0 {
+				return true
+			}
+		}
+		atStart = strings.IndexByte(cellSeparators, c) >= 0
+	}
+	return false
+}
+
+// needsQuotes follows encoding/csv: quote a cell holding the delimiter, a
+// quote or a line break, or starting with a space.
+func needsQuotes(cell string) bool {
+	return cell != "" && (strings.ContainsAny(cell, ",\"\r\n") || cell[0] == ' ' || cell[0] == '\t')
 }

@@ -1,6 +1,9 @@
 package analytics
 
 import (
+	"bytes"
+	"encoding/csv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,6 +52,40 @@ func FuzzKeyTerms(f *testing.F) {
 				t.Fatalf("KeyTerms(%q) has %q", q, term)
 			}
 			seen[term] = true
+		}
+	})
+}
+
+// FuzzWriteCSV: the output is valid CSV with the same rows; every cell reads
+// back either unchanged or, when it could start a formula anywhere a
+// spreadsheet may split it, behind a single quote.
+func FuzzWriteCSV(f *testing.F) {
+	f.Add("x;=1+1", "plain")
+	f.Add("a,@SUM(1)", "foo\t=cmd")
+	f.Add("\"quoted\"\r\n-2", " lead")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var out bytes.Buffer
+		if err := WriteCSV(&out, [][]string{{a, b}, {b, a}}); err != nil {
+			t.Fatal(err)
+		}
+		r := csv.NewReader(&out)
+		got, err := r.ReadAll()
+		if err != nil {
+			t.Fatalf("WriteCSV(%q, %q) wrote invalid CSV %q: %v", a, b, out.String(), err)
+		}
+		if len(got) != 2 {
+			t.Fatalf("WriteCSV(%q, %q) read back as %d rows", a, b, len(got))
+		}
+		for i, in := range []string{a, b} {
+			want := in
+			if formulaRisk(in) {
+				want = "'" + in
+			}
+			// encoding/csv reads "\r\n" inside a quoted field as "\n".
+			want = strings.ReplaceAll(want, "\r\n", "\n")
+			if got[0][i] != want {
+				t.Fatalf("cell %q read back as %q, want %q", in, got[0][i], want)
+			}
 		}
 	})
 }

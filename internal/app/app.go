@@ -80,7 +80,7 @@ func (m *Main) Start(ctx context.Context) error {
 		m.LookupEnv = os.LookupEnv
 	}
 	m.modelClient = llm.NewHTTPClient()
-	git, err := gitcli.New(gitcli.Config{HomeDir: filepath.Join(m.Config.DataDir, "git-home"), Log: m.Log, AllowHTTP: m.Config.Agent.GitAllowHTTP})
+	git, err := gitcli.New(GitConfig(m.Config, m.Log))
 	if err != nil {
 		return fmt.Errorf("docsmith needs git: %w", err)
 	}
@@ -92,7 +92,7 @@ func (m *Main) Start(ctx context.Context) error {
 	// The domains' indexes load while the rest starts and the first
 	// requests arrive.
 	b.Start(ctx, m.Config.Role != RoleWorker, m.Log)
-	tenants := tenant.NewService(b.Tenants, m.Now)
+	tenants := tenant.NewService(b.Tenants, m.Now).WithRemotePolicy(RemotePolicy(m.Config))
 	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
 	widgetBundle := widget.Embedded()
 	var demo http.Handler
@@ -330,6 +330,19 @@ func (m *Main) Shutdown(ctx context.Context) error {
 const answerStopGrace = 2 * time.Second
 
 // agent is the real runner: the agent over git, the forges and the models.
+// GitConfig is how every git of this installation runs: in the data
+// directory's own home, under the operator's remote policy.
+func GitConfig(cfg config.Config, log *slog.Logger) gitcli.Config {
+	repos := RemotePolicy(cfg)
+	return gitcli.Config{HomeDir: filepath.Join(cfg.DataDir, "git-home"), Log: log, AllowHTTP: repos.AllowHTTP, RepoHosts: repos.Hosts}
+}
+
+// RemotePolicy is which repository locations the operator accepts, for
+// projects when they are stored and for git when it clones or fetches.
+func RemotePolicy(cfg config.Config) gitcli.RemotePolicy {
+	return gitcli.RemotePolicy{AllowHTTP: cfg.Agent.GitAllowHTTP, Hosts: cfg.Agent.RepoHosts}
+}
+
 func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 	cfg := m.Config
 	workDir := cfg.Agent.WorkDir

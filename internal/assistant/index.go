@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,6 +86,10 @@ type IndexResult struct {
 	// plain folder).
 	Ref    string
 	Commit string
+	// LinksSkipped are the symbolic links the build left out, which
+	// docsmith never reads through: paths in the repository, or in the
+	// docs root of a plain folder.
+	LinksSkipped []string
 	search.BuildStats
 }
 
@@ -127,11 +133,19 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 			case errors.As(err, &we):
 				return IndexResult{}, fmt.Errorf("index %s: %w", d.ID, err)
 			}
-			x.cfg.Log.WarnContext(ctx, "index: fetch failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
+			if le := (*gitcli.LocalError)(nil); errors.As(err, &le) {
+				x.cfg.Log.ErrorContext(ctx, "index: local failure", "domain", d.ID, "project", p.ID, "op", le.Op, "path", le.Path, "err", le.Err)
+			} else {
+				x.cfg.Log.WarnContext(ctx, "index: fetch failed", "domain", d.ID, "project", p.ID, "ref", ref, "err", err)
+			}
 			return IndexResult{}, cloneError(err, p.ID, ref)
 		}
 		defer src.close()
 		res.Commit = src.commit
+		res.LinksSkipped = src.links
+		if link, ok := linkOnDocsRoot(src.links, p.DocsRoot); ok {
+			return IndexResult{}, apperr.New(apperr.Conflict, "could not read the docs of project %s at docs root %q: %s is a symbolic link in the repository, and docsmith does not follow symbolic links", p.ID, p.DocsRoot, link)
+		}
 	}
 
 	site, chunks, err := src.load(p.DocsRoot, d.SiteURL)
@@ -146,6 +160,13 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 		if errors.As(page.Err, &tooLarge) {
 			x.cfg.Log.WarnContext(ctx, "index: page left out", "domain", d.ID, "project", p.ID, "file", page.File, "err", page.Err)
 		}
+	}
+	// A plain folder's links are real, and the reader refused them; a
+	// commit's never reached it.
+	res.LinksSkipped = append(res.LinksSkipped, site.Links...)
+	slices.Sort(res.LinksSkipped)
+	for _, link := range res.LinksSkipped {
+		x.cfg.Log.WarnContext(ctx, "index: symbolic link left out", "domain", d.ID, "project", p.ID, "file", link)
 	}
 	stats, err := search.BuildChunks(ctx, x.cfg.Index, d.ID, chunks)
 	if err != nil {
@@ -175,6 +196,7 @@ type repoDocs struct {
 	tree   *gitcli.TreeFS
 	dir    string
 	ws     *workspace.Dir
+	links  []string // symbolic links of the commit left out
 }
 
 func (r *repoDocs) load(docsRoot, siteURL string) (*docs.Site, []search.Chunk, error) {
@@ -210,8 +232,15 @@ func (x *Indexer) fetchDocs(ctx context.Context, p tenant.Project, ref string, c
 	defer func() { _ = m.Close() }()
 	root := strings.Trim(path.Clean("/"+strings.TrimSpace(p.DocsRoot)), "/")
 	large := map[string]int64{}
+	// A set: keep runs again when a read is retried or falls back to a
+	// checkout.
+	links := map[string]bool{}
 	keep := func(f gitcli.TreeFile) bool {
 		if root != "" && f.Path != root && !strings.HasPrefix(f.Path, root+"/") && !strings.HasPrefix(root, f.Path+"/") {
+			return false
+		}
+		if !f.Regular() {
+			links[f.Path] = true
 			return false
 		}
 		if f.Size > docs.MaxSpecBytes {
@@ -227,7 +256,7 @@ func (x *Indexer) fetchDocs(ctx context.Context, p tenant.Project, ref string, c
 	}()
 	commit, tree, err := m.ReadBranch(ctx, ref, creds, keep, x.cfg.MaxDocsInMemory)
 	if err == nil {
-		return &repoDocs{commit: commit, tree: tree}, nil
+		return &repoDocs{commit: commit, tree: tree, links: slices.Sorted(maps.Keys(links))}, nil
 	}
 	if !errors.Is(err, gitcli.ErrTreeTooLarge) {
 		return nil, err
@@ -245,7 +274,20 @@ func (x *Indexer) fetchDocs(ctx context.Context, p tenant.Project, ref string, c
 		_ = ws.Remove()
 		return nil, err
 	}
-	return &repoDocs{commit: commit, dir: dir, ws: ws}, nil
+	return &repoDocs{commit: commit, dir: dir, ws: ws, links: slices.Sorted(maps.Keys(links))}, nil
+}
+
+// linkOnDocsRoot finds, among a commit's symbolic links, one that is the
+// docs root or a directory on the way to it: left out of the files read, it
+// would otherwise be reported as a docs root that does not exist.
+func linkOnDocsRoot(links []string, docsRoot string) (string, bool) {
+	root := strings.Trim(path.Clean("/"+strings.TrimSpace(docsRoot)), "/")
+	for _, l := range links {
+		if root == l || strings.HasPrefix(root, l+"/") {
+			return l, true
+		}
+	}
+	return "", false
 }
 
 // indexWorkspaces starts the name of every build's workspace.
@@ -347,7 +389,8 @@ func credentials(p tenant.Project, lookupEnv func(string) (string, bool)) (*gitc
 // repository or ref refused before git ran, or a branch the repository
 // does not have, is the project's configuration (409); git failing to
 // reach or fetch it is the repository's side (502, with what git reported,
-// which holds no credentials); a full disk here is ours (507).
+// which holds no credentials); a full disk here is ours (507), and so is
+// any other failure of our own files (503, the path in the log only).
 func cloneError(err error, project, ref string) error {
 	if errors.Is(err, gitcli.ErrInvalidArgument) {
 		return apperr.Wrap(err, apperr.Conflict,
@@ -360,6 +403,12 @@ func cloneError(err error, project, ref string) error {
 	}
 	if errors.Is(err, syscall.ENOSPC) || strings.Contains(said, "No space left on device") {
 		return apperr.Wrap(err, apperr.StorageFull, "the server's disk is full: the repository of project %s could not be cloned", project)
+	}
+	var le *gitcli.LocalError
+	if errors.As(err, &le) {
+		// This server's own files failed: nothing the project can fix.
+		return apperr.Wrap(err, apperr.Unavailable,
+			"the server could not write its mirror of the repository of project %s; an operator must check the data directory (the server log names the path)", project)
 	}
 	if strings.Contains(said, "Remote branch") && strings.Contains(said, "not found") || strings.Contains(said, "couldn't find remote ref") {
 		// The repository answered: the domain's ref is the operator's to fix.

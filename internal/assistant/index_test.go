@@ -220,9 +220,9 @@ func TestIndexFromGitMirror(t *testing.T) {
 }
 
 // TestIndexFromGitRefusesLinksAndHugeFiles: a repository's symbolic links
-// (to a host path, out of the repository, or within the docs) reach the
-// build as plain files, so nothing they point at is indexed, and a file
-// over the largest the loader reads is never written out.
+// (to a host path, out of the repository, or within the docs) never reach
+// the build, so nothing they point at is indexed, and a file over the
+// largest the loader reads is never written out.
 func TestIndexFromGitRefusesLinksAndHugeFiles(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
@@ -268,9 +268,151 @@ func TestIndexFromGitRefusesLinksAndHugeFiles(t *testing.T) {
 
 	// A docs root that is a link in the repository is refused, saying so.
 	_, x, d := indexEnv(t, repo, "docs/abs")
-	if _, err := x.Index(t.Context(), d); !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.MessageOf(err), "not a directory") {
+	if _, err := x.Index(t.Context(), d); !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.MessageOf(err), "docs/abs is a symbolic link") {
 		t.Fatalf("docs root through a link: %v", err)
 	}
+}
+
+// TestIndexLeavesOutSymlinkedPages: a page file that is a symbolic link
+// (leak.mdx -> /etc/passwd) is left out of every build, from a plain folder
+// and from a git repository where it is committed as a link (mode 120000),
+// read into memory or checked out, and the build says which links it
+// skipped. Before, a committed link became a page holding its target path.
+func TestIndexLeavesOutSymlinkedPages(t *testing.T) {
+	t.Parallel()
+	writeSite := func(dir string) {
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "docs.json"), []byte(`{"name":"L","navigation":{"groups":[{"group":"G","pages":["index","leak"]}]}}`), 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, "index.mdx"), []byte("---\ntitle: Home\n---\n\nWelcome home.\n"), 0o644))
+		must(t, os.Symlink("/etc/passwd", filepath.Join(dir, "leak.mdx")))
+	}
+	folder := filepath.Join(t.TempDir(), "site")
+	writeSite(folder)
+
+	base := t.TempDir()
+	seed := filepath.Join(base, "seed")
+	writeSite(filepath.Join(seed, "docs"))
+	repo := filepath.Join(base, "docs.git")
+	fixtureGit(t, base, "init", "--quiet", "--bare", "--initial-branch=main", repo)
+	fixtureGit(t, seed, "init", "--quiet", "--initial-branch=main")
+	fixtureGit(t, seed, "add", "-A")
+	fixtureGit(t, seed, "commit", "--quiet", "-m", "leak")
+	fixtureGit(t, seed, "push", "--quiet", repo, "main")
+	if mode := fixtureGitOutput(t, seed, "ls-files", "--stage", "docs/leak.mdx"); !strings.HasPrefix(mode, "120000 ") {
+		t.Fatalf("the fixture's leak.mdx is not committed as a link: %q", mode)
+	}
+
+	tests := []struct {
+		name        string
+		repo, root  string
+		maxInMemory int64
+		link        string
+	}{
+		{"plain folder", folder, "", 0, "leak.mdx"},
+		{"git read into memory", repo, "docs", 0, "docs/leak.mdx"},
+		{"git checked out", repo, "docs", 1, "docs/leak.mdx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var logs syncBuilder
+			e, _, d := indexEnv(t, tt.repo, tt.root)
+			x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
+				MaxDocsInMemory: tt.maxInMemory, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			res, err := x.Index(t.Context(), d)
+			must(t, err)
+			if res.Pages != 1 {
+				t.Fatalf("build = %+v, want only the home page indexed", res)
+			}
+			if len(res.LinksSkipped) != 1 || res.LinksSkipped[0] != tt.link {
+				t.Fatalf("LinksSkipped = %q, want [%q]", res.LinksSkipped, tt.link)
+			}
+			if !strings.Contains(logs.String(), "index: symbolic link left out") || !strings.Contains(logs.String(), tt.link) {
+				t.Fatalf("the link was not logged as left out:\n%s", logs.String())
+			}
+			for _, q := range []string{"passwd", "etc"} {
+				hits, err := e.svc.Search(t.Context(), d, assistant.SearchRequest{Query: q, PageSize: 3})
+				must(t, err)
+				if len(hits) != 0 {
+					t.Fatalf("search %q found the link: %+v", q, hits)
+				}
+			}
+		})
+	}
+}
+
+// TestIndexLocalMirrorFailureIsOurs: when the data directory cannot hold
+// the mirror (here a file stands where the mirrors' directory should be, a
+// failure that holds for root too), the build fails as the server's own
+// problem (503), not as an unreachable repository (502), and the log names
+// the local path, which the client's message does not.
+func TestIndexLocalMirrorFailureIsOurs(t *testing.T) {
+	t.Parallel()
+	git := newGit(t)
+	repo := filepath.Join(t.TempDir(), "docs.git")
+	must(t, git.SeedBare(t.Context(), repo, "main", os.DirFS("testdata/site"), gitcli.CommitOptions{Message: "docs", AuthorName: "t", AuthorEmail: "t@example.com"}))
+	tests := []struct {
+		name   string
+		mirror func(base string) string
+	}{
+		{"mirrors directory is a file", func(base string) string { return filepath.Join(base, "blocked") }},
+		{"a parent of the mirrors directory is a file", func(base string) string { return filepath.Join(base, "blocked", "mirrors") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(base, "blocked"), []byte("not a directory"), 0o644))
+			mirrors := tt.mirror(base)
+			var logs syncBuilder
+			e, _, d := indexEnv(t, repo, "")
+			x := assistant.NewIndexer(assistant.IndexerConfig{Git: git, Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
+				MirrorDir: mirrors, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			_, err := x.Index(t.Context(), d)
+			if code := apperr.CodeOf(err); code != apperr.Unavailable {
+				t.Fatalf("Index with an unwritable mirrors directory = %v (%s), want %s", err, code, apperr.Unavailable)
+			}
+			msg := apperr.MessageOf(err)
+			if !strings.Contains(msg, "could not write its mirror") || strings.Contains(msg, base) || strings.Contains(msg, "check that it is up") {
+				t.Fatalf("message %q: want the server's own failure, without its paths", msg)
+			}
+			if !strings.Contains(logs.String(), "index: local failure") || !strings.Contains(logs.String(), base) {
+				t.Fatalf("the log does not name the local path:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// syncBuilder is a strings.Builder a logger may write to from several
+// goroutines.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fixtureGitOutput is fixtureGit that returns what git printed.
+func fixtureGitOutput(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 // fixtureGit runs git for a test fixture, with no configuration of the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/docsmith/docsmith/internal/app"
@@ -57,7 +56,7 @@ func (m *checkMode) IsBoolFlag() bool { return true }
 // be read at its base branch and holds docs at its docs root. The model and
 // the other fields are checked when the project is stored.
 func checkProject(ctx context.Context, cfg config.Config, b *app.Backend, env Env, p tenant.Project, mode checkMode) error {
-	if err := p.Normalize(); err != nil {
+	if err := p.Normalize(app.RemotePolicy(cfg)); err != nil {
 		return err
 	}
 	if mode == checkOff || (mode == checkAuto && !assistant.LocalRepo(p.RepoURL)) {
@@ -77,7 +76,7 @@ func checkProject(ctx context.Context, cfg config.Config, b *app.Backend, env En
 // directory and backend.
 func newIndexer(cfg config.Config, b *app.Backend, env Env) (*assistant.Indexer, error) {
 	log := cfg.Logger(env.Stderr)
-	git, err := gitcli.New(gitcli.Config{HomeDir: filepath.Join(cfg.DataDir, "git-home"), Log: log, AllowHTTP: cfg.Agent.GitAllowHTTP})
+	git, err := gitcli.New(app.GitConfig(cfg, log))
 	if err != nil {
 		return nil, fmt.Errorf("docsmith needs git: %w", err)
 	}

@@ -194,8 +194,8 @@ func newFlagSet(name string, env Env) *flag.FlagSet {
 // withStore parses a command's flags (plus the common options), opens the
 // store, and runs fn with the tenant service and the positional arguments.
 func withStore(ctx context.Context, name string, args []string, env Env, define func(*flag.FlagSet), fn func(*tenant.Service, []string) error) error {
-	return withBackend(ctx, name, args, env, define, func(_ config.Config, b *app.Backend, pos []string) error {
-		return fn(tenant.NewService(b.Tenants, now), pos)
+	return withBackend(ctx, name, args, env, define, func(cfg config.Config, b *app.Backend, pos []string) error {
+		return fn(tenant.NewService(b.Tenants, now).WithRemotePolicy(app.RemotePolicy(cfg)), pos)
 	})
 }
 
@@ -353,7 +353,7 @@ func projectCreate(ctx context.Context, args []string, env Env) error {
 		if err := checkProject(ctx, cfg, b, env, p, check); err != nil {
 			return err
 		}
-		created, err := tenant.NewService(b.Tenants, now).CreateProject(ctx, p)
+		created, err := tenant.NewService(b.Tenants, now).WithRemotePolicy(app.RemotePolicy(cfg)).CreateProject(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -416,7 +416,7 @@ func projectUpdate(ctx context.Context, args []string, env Env) error {
 				return err
 			}
 		}
-		if err := p.Normalize(); err != nil {
+		if err := p.Normalize(app.RemotePolicy(cfg)); err != nil {
 			return err
 		}
 		if err := b.Tenants.UpdateProject(ctx, p); err != nil {
@@ -729,7 +729,7 @@ func apply(ctx context.Context, args []string, env Env) error {
 		fs.BoolVar(&index, "index", true, "build the search index of each domain created or changed (false: later, with 'docsmith index')")
 	}
 	return withBackend(ctx, "apply", args, env, define, func(cfg config.Config, b *app.Backend, pos []string) error {
-		t := tenant.NewService(b.Tenants, now)
+		t := tenant.NewService(b.Tenants, now).WithRemotePolicy(app.RemotePolicy(cfg))
 		if len(pos) != 1 {
 			return errors.New("usage: docsmith apply FILE (a YAML set-up file; '-' reads standard input)")
 		}

@@ -65,6 +65,10 @@ type Agent struct {
 	MaxTokens       int
 	MaxFilesChanged int
 	MaxLinesChanged int
+
+	// RepoHosts, when not empty, are the only hosts repository URLs may
+	// name (host or host:port, lower case).
+	RepoHosts []string
 }
 
 // Models says where the model providers are. Keys are secrets.
@@ -187,6 +191,19 @@ func table() []option {
 		}},
 		{name: "work_dir", def: "", desc: "where agent turns check out repositories (default DATA_DIR/work)", set: func(c *Config, v string) error { c.Agent.WorkDir = v; return nil }},
 		{name: "git_allow_http", def: "false", desc: "allow plain http:// git remotes (credentials would cross the network in clear)", set: boolean(func(c *Config) *bool { return &c.Agent.GitAllowHTTP })},
+		{name: "repo_hosts", def: "", desc: "comma-separated hosts (github.com, git.example.com:8443) that project and context repository URLs may name; empty: any host (local paths are always allowed)", set: func(c *Config, v string) error {
+			c.Agent.RepoHosts = nil
+			for _, h := range strings.Split(v, ",") {
+				if h = strings.ToLower(strings.TrimSpace(h)); h == "" {
+					continue
+				}
+				if strings.ContainsAny(h, "/@ \t") {
+					return fmt.Errorf("%q is not a host: give host or host:port, without scheme, user or path", h)
+				}
+				c.Agent.RepoHosts = append(c.Agent.RepoHosts, h)
+			}
+			return nil
+		}},
 		{name: "agent_author_name", def: "docsmith", desc: "author name of the agent's commits", set: nonEmpty(func(c *Config) *string { return &c.Agent.AuthorName })},
 		{name: "agent_author_email", def: "docsmith@localhost", desc: "author email of the agent's commits", set: nonEmpty(func(c *Config) *string { return &c.Agent.AuthorEmail })},
 		{name: "agent_max_steps", def: "40", desc: "model calls per turn before it fails", set: integer(func(c *Config) *int { return &c.Agent.MaxSteps }, 1)},

@@ -70,6 +70,9 @@ type Site struct {
 	// navigation pages, front matter that does not parse, unreadable $ref
 	// files, malformed navigation entries.
 	Problems []Problem
+	// Links are the symbolic links a navigation page was to be read
+	// through and was not (paths from the docs root), in navigation order.
+	Links []string
 
 	fsys       fs.FS
 	sources    map[string][]byte // config file and $ref files, for line numbers
@@ -333,6 +336,9 @@ func (s *Site) loadPages(refs []navPageRef) {
 			continue
 		}
 		if err != nil {
+			if pe := (*fs.PathError)(nil); errors.Is(err, ErrSymlink) && errors.As(err, &pe) && !slices.Contains(s.Links, pe.Path) {
+				s.Links = append(s.Links, pe.Path)
+			}
 			p := Problem{File: file, Message: fmt.Sprintf("cannot read the page: %v", err)}
 			s.Missing = append(s.Missing, ref.path)
 			s.missingProblems = append(s.missingProblems, p)

@@ -61,6 +61,26 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
+// LocalError is a failure of this server's own files (a directory that is
+// read-only, missing or not a directory, a full disk), not of a remote.
+// Path is the local path; it is for the operator's log, not for clients.
+type LocalError struct {
+	Op   string // what was being done, e.g. "lock the mirror"
+	Path string
+	Err  error
+}
+
+func (e *LocalError) Error() string {
+	return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err)
+}
+
+func (e *LocalError) Unwrap() error { return e.Err }
+
+// local wraps a failure of a local file operation on path.
+func local(op, path string, err error) error {
+	return &LocalError{Op: op, Path: path, Err: err}
+}
+
 // invalid builds an ErrInvalidArgument error. what names the value; the
 // value itself is quoted only after redaction.
 func invalid(what, value, why string) error {

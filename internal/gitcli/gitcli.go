@@ -67,6 +67,9 @@ type Config struct {
 	// credentials would cross the network in clear; tests and forges on
 	// localhost turn it on.
 	AllowHTTP bool
+	// RepoHosts, when not empty, are the only hosts remotes may be on; see
+	// RemotePolicy.
+	RepoHosts []string
 }
 
 // Git runs git commands. It is safe for concurrent use.
@@ -79,7 +82,7 @@ type Git struct {
 	log            *slog.Logger
 	committerName  string
 	committerEmail string
-	allowHTTP      bool
+	remotes        RemotePolicy
 	version        string
 
 	// mirrorsHeld are the lock files of the mirrors open in this process.
@@ -134,7 +137,7 @@ func New(cfg Config) (*Git, error) {
 		log:            cfg.Log,
 		committerName:  cfg.CommitterName,
 		committerEmail: cfg.CommitterEmail,
-		allowHTTP:      cfg.AllowHTTP,
+		remotes:        RemotePolicy{AllowHTTP: cfg.AllowHTTP, Hosts: cfg.RepoHosts},
 	}
 	if err := os.MkdirAll(g.hooksDir, 0o700); err != nil {
 		return nil, fmt.Errorf("gitcli: create home dir: %w", err)
@@ -452,7 +455,7 @@ func inherited(key string) bool {
 // credentials and can fail half-way. A rebase needs only the commits since
 // the clone, which a fetch into a shallow clone brings.
 func (g *Git) Clone(ctx context.Context, remoteURL, branch, dir string, creds *Credentials) (*Repo, error) {
-	rem, err := parseRemote(remoteURL, g.allowHTTP)
+	rem, err := g.remotes.parse(remoteURL)
 	if err != nil {
 		return nil, fmt.Errorf("clone: %w", err)
 	}

@@ -49,7 +49,7 @@ type Mirror struct {
 // directory is named by a hash of the remote, so that no remote URL becomes
 // a path.
 func (g *Git) OpenMirror(ctx context.Context, parent, remoteURL string) (*Mirror, error) {
-	rem, err := parseRemote(remoteURL, g.allowHTTP)
+	rem, err := g.remotes.parse(remoteURL)
 	if err != nil {
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
@@ -61,7 +61,7 @@ func (g *Git) OpenMirror(ctx context.Context, parent, remoteURL string) (*Mirror
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
 	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return nil, fmt.Errorf("mirror: %w", err)
+		return nil, fmt.Errorf("mirror: %w", local("make the mirrors' directory", parent, err))
 	}
 	sum := sha256.Sum256([]byte(rem.url))
 	name := hex.EncodeToString(sum[:12])
@@ -72,7 +72,7 @@ func (g *Git) OpenMirror(ctx context.Context, parent, remoteURL string) (*Mirror
 			return &Mirror{Dir: filepath.Join(parent, name+".git"), git: g, remote: rem, lock: lock}, nil
 		}
 		if !errors.Is(err, errMirrorLocked) {
-			return nil, fmt.Errorf("mirror: lock: %w", err)
+			return nil, fmt.Errorf("mirror: %w", local("lock the mirror", lockPath, err))
 		}
 		select {
 		case <-ctx.Done():
@@ -137,8 +137,7 @@ func (m *Mirror) run(ctx context.Context, c *command, inv invocation) ([]byte, e
 // CheckoutBranch brings branch up to date from the remote and writes the
 // files of its tip that keep accepts (keep nil: every file) into dir, which
 // must not exist or be empty. It returns the tip's commit id. Symbolic
-// links are written as small plain files holding their target, like every
-// checkout of this package; submodules are left out.
+// links and submodules are left out: docsmith never reads through a link.
 func (m *Mirror) CheckoutBranch(ctx context.Context, branch, dir string, creds *Credentials, keep func(TreeFile) bool) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -244,6 +243,9 @@ func (m *Mirror) fetch(ctx context.Context, branch string, creds *Credentials) (
 	c := gitCommand("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc", "--depth=1").
 		paths(m.remote.url, "+"+ref+":"+ref)
 	if _, err := m.run(ctx, c, invocation{remote: &m.remote, creds: creds}); err != nil {
+		if m.cannotWrite(err) {
+			err = local("fetch into the mirror", m.Dir, err)
+		}
 		return "", fmt.Errorf("fetch branch %q of %s: %w", branch, Redact(m.remote.url), err)
 	}
 	out, err := m.run(ctx, gitCommand("rev-parse", "--verify", "--quiet").value("revision", ref+"^{commit}"), invocation{})
@@ -255,6 +257,20 @@ func (m *Mirror) fetch(ctx context.Context, branch string, creds *Credentials) (
 		return "", fmt.Errorf("mirror: resolve %s: unexpected output %q", ref, id)
 	}
 	return id, nil
+}
+
+// cannotWrite reports whether a git command in the mirror failed because
+// the mirror itself could not be written (its lock files name its path;
+// objects are written through a temporary file), not because of the remote.
+func (m *Mirror) cannotWrite(err error) bool {
+	var gerr *Error
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	said := gerr.Stderr
+	return strings.Contains(said, m.Dir) && (strings.Contains(said, "Permission denied") || strings.Contains(said, "Read-only file system") || strings.Contains(said, "Not a directory")) ||
+		strings.Contains(said, "insufficient permission for adding an object") ||
+		strings.Contains(said, "unable to create temporary file")
 }
 
 // create makes the mirror's empty bare repository: in a directory of its
@@ -273,15 +289,15 @@ func (m *Mirror) create(ctx context.Context) error {
 	}
 	tmp, err := os.MkdirTemp(parent, staging)
 	if err != nil {
-		return fmt.Errorf("mirror: %w", err)
+		return fmt.Errorf("mirror: %w", local("make the mirror", parent, err))
 	}
 	if _, err := m.git.run(ctx, gitCommand("init", "--quiet", "--bare", "--template=").paths(tmp), invocation{dir: m.git.home}); err != nil {
 		_ = os.RemoveAll(tmp)
-		return fmt.Errorf("mirror: init: %w", err)
+		return fmt.Errorf("mirror: init: %w", local("make the mirror", tmp, err))
 	}
 	if err := os.Rename(tmp, m.Dir); err != nil {
 		_ = os.RemoveAll(tmp)
-		return fmt.Errorf("mirror: %w", err)
+		return fmt.Errorf("mirror: %w", local("make the mirror", m.Dir, err))
 	}
 	return nil
 }
@@ -289,7 +305,7 @@ func (m *Mirror) create(ctx context.Context) error {
 // remake removes the mirror and fetches branch into a new one.
 func (m *Mirror) remake(ctx context.Context, branch string, creds *Credentials) (string, error) {
 	if err := os.RemoveAll(m.Dir); err != nil {
-		return "", fmt.Errorf("mirror: remove the unreadable mirror: %w", err)
+		return "", fmt.Errorf("mirror: %w", local("remove the unreadable mirror", m.Dir, err))
 	}
 	return m.fetch(ctx, branch, creds)
 }
@@ -301,8 +317,9 @@ func (m *Mirror) sound(ctx context.Context) bool {
 	return err == nil
 }
 
-// keptFiles lists the files of commit that keep accepts, submodules left
-// out.
+// keptFiles lists the files of commit that keep accepts: regular files
+// only, submodules and symbolic links left out (keep sees the links, so that
+// its caller can say which it skipped).
 func (m *Mirror) keptFiles(ctx context.Context, commit string, keep func(TreeFile) bool) ([]TreeFile, error) {
 	out, err := m.run(ctx, gitCommand("ls-tree", "-r", "-l", "-z", "--full-tree").value("revision", commit), invocation{})
 	if err != nil {
@@ -313,8 +330,15 @@ func (m *Mirror) keptFiles(ctx context.Context, commit string, keep func(TreeFil
 		return nil, fmt.Errorf("mirror: list the files of %s: %w", commit, err)
 	}
 	kept := files[:0]
+	var links []string
 	for _, f := range files {
 		if f.Mode == "160000" || f.Size < 0 || (keep != nil && !keep(f)) {
+			continue
+		}
+		if !f.Regular() {
+			// A link's blob is its target's path: read or checked out, it
+			// would pass for a page holding that path.
+			links = append(links, f.Path)
 			continue
 		}
 		if strings.ContainsRune(f.Path, 0) {
@@ -322,11 +346,14 @@ func (m *Mirror) keptFiles(ctx context.Context, commit string, keep func(TreeFil
 		}
 		kept = append(kept, f)
 	}
+	if len(links) > 0 {
+		m.git.log.WarnContext(ctx, "git mirror: symbolic links left out of the files read", "mirror", m.Dir, "commit", commit, "links", links)
+	}
 	return kept, nil
 }
 
 // readBlobs reads the files' contents (total bytes in all) with one git
-// cat-file; a link's content is its target.
+// cat-file.
 func (m *Mirror) readBlobs(ctx context.Context, files []TreeFile, total int64) (map[string][]byte, error) {
 	var ids strings.Builder
 	for _, f := range files {
@@ -371,7 +398,7 @@ func (m *Mirror) checkout(ctx context.Context, commit, dir string, keep func(Tre
 		n++
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("mirror: %w", err)
+		return fmt.Errorf("mirror: %w", local("make the checkout directory", dir, err))
 	}
 	index := dir + ".index"
 	defer func() { _ = os.Remove(index) }()

@@ -21,7 +21,7 @@ const snapshotRef = "refs/docsmith/snapshot"
 // RemoteBranchSHA returns the commit refs/heads/<branch> points at on the
 // remote; found is false when the remote has no such branch.
 func (g *Git) RemoteBranchSHA(ctx context.Context, remoteURL, branch string, creds *Credentials) (sha string, found bool, err error) {
-	rem, err := parseRemote(remoteURL, g.allowHTTP)
+	rem, err := g.remotes.parse(remoteURL)
 	if err != nil {
 		return "", false, fmt.Errorf("ls-remote: %w", err)
 	}
@@ -75,7 +75,7 @@ const DefaultBranch = "HEAD"
 // willing to serve: protocol v2 servers, GitHub, GitLab and Gitea are). If
 // the fetch fails, what it wrote in dir is removed.
 func (g *Git) CloneSnapshot(ctx context.Context, remoteURL, rev, dir string, creds *Credentials) (*Repo, error) {
-	rem, err := parseRemote(remoteURL, g.allowHTTP)
+	rem, err := g.remotes.parse(remoteURL)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

@@ -11,9 +11,9 @@ import (
 )
 
 // TreeFS is files of a commit read into memory, as a read-only fs.FS:
-// regular files and directories only. A symbolic link of the commit is a
-// small regular file holding its target, as in a checkout of this package,
-// so no path of a TreeFS ever leads anywhere else.
+// regular files and directories only. The commit's symbolic links are left
+// out (see Mirror.ReadBranch), so no path of a TreeFS leads anywhere else
+// or holds a link's target as if it were a file.
 type TreeFS struct {
 	files map[string][]byte
 	dirs  map[string][]fs.DirEntry // sorted by name

@@ -141,26 +141,92 @@ func parseRemote(s string, allowHTTP bool) (remote, error) {
 			return remote{url: s, kind: remoteHTTPS, host: u.Host}, nil
 		case "http":
 			if !allowHTTP {
-				return remote{}, invalid("remote", s, "uses plain http, which is off (Config.AllowHTTP)")
+				return remote{}, invalid("remote", s, "uses plain http, which is off")
 			}
 			if u.Host == "" {
 				return remote{}, invalid("remote", s, "has no host")
 			}
 			return remote{url: s, kind: remoteHTTP, host: u.Host}, nil
 		default:
-			return remote{}, invalid("remote", s, "uses an unsupported protocol (want a path, file://, http(s)://)")
+			return remote{}, invalid("remote", s, "uses an unsupported protocol")
 		}
 	}
 	// Not a URL: git reads "host:path" and "transport::address" as remote
 	// transports, so a colon before the first slash is refused.
 	if i := strings.IndexByte(s, ':'); i >= 0 && !strings.Contains(s[:i], "/") {
-		return remote{}, invalid("remote", s, "looks like host:path or transport::address (want a path, file://, http(s)://)")
+		return remote{}, invalid("remote", s, "looks like host:path or transport::address")
 	}
 	abs, err := filepath.Abs(s)
 	if err != nil {
 		return remote{}, fmt.Errorf("resolve remote path: %w", err)
 	}
 	return remote{url: abs, kind: remoteLocal}, nil
+}
+
+// RemotePolicy decides which repository locations docsmith accepts. It is
+// the one check of a location: projects are checked with it when they are
+// stored, and every clone, fetch and mirror checks again, so a location
+// stored before the operator narrowed the policy is refused when used.
+type RemotePolicy struct {
+	// AllowHTTP accepts plain http:// URLs (git_allow_http).
+	AllowHTTP bool
+	// Hosts, when not empty, are the only hosts an http(s) URL may name
+	// (repo_hosts): "host" matches on any port, "host:port" on that port
+	// only. Local paths are the operator's own and are not restricted.
+	Hosts []string
+}
+
+// CheckRemote reports whether the policy accepts location as a repository:
+// nil, or an error wrapping ErrInvalidArgument that says what is wrong and
+// which forms are accepted. Use it for every repository location that comes
+// from outside (a project's repository, a context repository).
+func (p RemotePolicy) CheckRemote(location string) error {
+	_, err := p.parse(location)
+	return err
+}
+
+// parse is CheckRemote that also returns the parsed remote.
+func (p RemotePolicy) parse(location string) (remote, error) {
+	rem, err := parseRemote(location, p.AllowHTTP)
+	if err != nil {
+		return remote{}, fmt.Errorf("%w; %s", err, p.accepted())
+	}
+	if rem.kind != remoteLocal && !p.hostAllowed(rem.host) {
+		return remote{}, fmt.Errorf("%w; %s", invalid("remote", location, "is on a host the operator did not allow"), p.accepted())
+	}
+	return rem, nil
+}
+
+// hostAllowed reports whether host (host[:port] of a URL) is on the list.
+func (p RemotePolicy) hostAllowed(host string) bool {
+	if len(p.Hosts) == 0 {
+		return true
+	}
+	host = strings.ToLower(host)
+	name := host
+	if u, err := url.Parse("//" + host); err == nil {
+		name = strings.ToLower(u.Hostname())
+	}
+	for _, h := range p.Hosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h != "" && (h == host || h == name) {
+			return true
+		}
+	}
+	return false
+}
+
+// accepted says which repository locations the policy accepts, for errors
+// that must say what to give instead.
+func (p RemotePolicy) accepted() string {
+	forms := "accepted: https://host/owner/repo.git, a local path or file:///path (http:// only with git_allow_http)"
+	if p.AllowHTTP {
+		forms = "accepted: https:// or http://host/owner/repo.git, a local path or file:///path"
+	}
+	if len(p.Hosts) > 0 {
+		forms += ", URLs only on " + strings.Join(p.Hosts, ", ") + " (repo_hosts)"
+	}
+	return forms
 }
 
 // validateIdent checks a name or email for a commit identity: git would

@@ -361,7 +361,7 @@ func (r *ApplyResult) record(c change, what string) {
 }
 
 func (s *Service) applyProject(ctx context.Context, p Project) (change, error) {
-	if err := p.Normalize(); err != nil {
+	if err := p.Normalize(s.repos); err != nil {
 		return unchanged, err
 	}
 	old, err := s.store.GetProject(ctx, p.ID)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/gitcli"
 )
 
 // Org owns projects, domains and keys.
@@ -147,8 +148,10 @@ func ValidID(field, id string) error {
 	return nil
 }
 
-// Normalize fills defaults and checks a project before it is stored.
-func (p *Project) Normalize() error {
+// Normalize fills defaults and checks a project before it is stored. repos
+// decides which repository locations are accepted, as it does again when
+// the repository is cloned or fetched.
+func (p *Project) Normalize(repos gitcli.RemotePolicy) error {
 	if err := ValidID("project id", p.ID); err != nil {
 		return err
 	}
@@ -158,13 +161,13 @@ func (p *Project) Normalize() error {
 	if strings.TrimSpace(p.RepoURL) == "" {
 		return apperr.New(apperr.Invalid, "repo is required: a git URL or a local path")
 	}
-	if strings.HasPrefix(p.RepoURL, "-") {
-		return apperr.New(apperr.Invalid, "repo %q must not start with '-'", p.RepoURL)
-	}
 	if u, err := url.Parse(p.RepoURL); err == nil && u.User != nil {
 		if _, hasPassword := u.User.Password(); hasPassword {
 			return apperr.New(apperr.Invalid, "repo URL must not contain a password; name the token with --token-env or --token-file")
 		}
+	}
+	if err := repos.CheckRemote(p.RepoURL); err != nil {
+		return apperr.New(apperr.Invalid, "repo: %s", strings.TrimPrefix(err.Error(), gitcli.ErrInvalidArgument.Error()+": "))
 	}
 	if p.BaseRef == "" {
 		p.BaseRef = DefaultBaseRef
@@ -347,11 +350,21 @@ type Principal struct {
 type Service struct {
 	store Store
 	now   func() time.Time
+	repos gitcli.RemotePolicy
 }
 
 // NewService returns a Service over store.
 func NewService(store Store, now func() time.Time) *Service {
 	return &Service{store: store, now: now}
+}
+
+// WithRemotePolicy returns a copy of s that accepts the project repositories
+// repos accepts; without it, only the strictest policy's (no http://, any
+// host).
+func (s *Service) WithRemotePolicy(repos gitcli.RemotePolicy) *Service {
+	c := *s
+	c.repos = repos
+	return &c
 }
 
 // CreateOrg creates an organization.
@@ -365,7 +378,7 @@ func (s *Service) CreateOrg(ctx context.Context, id string) (Org, error) {
 
 // CreateProject checks and stores a project of an existing organization.
 func (s *Service) CreateProject(ctx context.Context, p Project) (Project, error) {
-	if err := p.Normalize(); err != nil {
+	if err := p.Normalize(s.repos); err != nil {
 		return Project{}, err
 	}
 	if _, err := s.store.GetOrg(ctx, p.OrgID); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -33,7 +34,7 @@ func TestProjectNormalize(t *testing.T) {
 		{"bad id", tenant.Project{ID: "-x", OrgID: "acme", RepoURL: "r"}, "project id"},
 		{"id with slash", tenant.Project{ID: "a/b", OrgID: "acme", RepoURL: "r"}, "project id"},
 		{"no repo", tenant.Project{ID: "docs", OrgID: "acme"}, "repo is required"},
-		{"option-like repo", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "--upload-pack=x"}, "must not start with '-'"},
+		{"option-like repo", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "--upload-pack=x"}, "starts with '-'"},
 		{"password in url", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "https://u:secret@h/r.git"}, "must not contain a password"},
 		{"bad ref", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", BaseRef: "a b"}, "not a valid branch"},
 		{"bad forge", tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "r", ForgeKind: "svn"}, "forge"},
@@ -55,7 +56,7 @@ func TestProjectNormalize(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := tc.p
-			err := p.Normalize()
+			err := p.Normalize(gitcli.RemotePolicy{})
 			if tc.msg == "" {
 				if err != nil {
 					t.Fatalf("Normalize: %v", err)
@@ -72,6 +73,86 @@ func TestProjectNormalize(t *testing.T) {
 				t.Fatalf("Normalize = %v repeats the webhook secret env %q, which may be the secret", err, v)
 			}
 		})
+	}
+}
+
+// TestProjectNormalizeRepoLocations: a repository location that clone and
+// fetch would refuse is refused when the project is stored, with the forms
+// that are accepted; the operator's policy (http, hosts) applies there too.
+func TestProjectNormalizeRepoLocations(t *testing.T) {
+	t.Parallel()
+	hosts := gitcli.RemotePolicy{Hosts: []string{"github.com", "git.example.com:8443"}}
+	tests := []struct {
+		name  string
+		repo  string
+		repos gitcli.RemotePolicy
+		msg   string // empty: accepted
+	}{
+		{"https", "https://github.com/acme/docs.git", gitcli.RemotePolicy{}, ""},
+		{"local path", "/srv/git/docs.git", gitcli.RemotePolicy{}, ""},
+		{"file url", "file:///srv/git/docs.git", gitcli.RemotePolicy{}, ""},
+		{"ext transport", "ext::sh -c touch% /tmp/pwned", gitcli.RemotePolicy{}, "transport::address"},
+		{"fd transport", "fd::17", gitcli.RemotePolicy{}, "transport::address"},
+		{"scp-like", "git@github.com:acme/docs.git", gitcli.RemotePolicy{}, "host:path"},
+		{"ssh url", "ssh://git@github.com/acme/docs.git", gitcli.RemotePolicy{}, "accepted: https://"},
+		{"git protocol", "git://github.com/acme/docs.git", gitcli.RemotePolicy{}, "unsupported protocol"},
+		{"plain http off", "http://git.local/acme/docs.git", gitcli.RemotePolicy{}, "http:// only with git_allow_http"},
+		{"plain http on", "http://git.local/acme/docs.git", gitcli.RemotePolicy{AllowHTTP: true}, ""},
+		{"listed host", "https://GitHub.com/acme/docs.git", hosts, ""},
+		{"listed host and port", "https://git.example.com:8443/acme/docs.git", hosts, ""},
+		{"listed host on another port", "https://git.example.com/acme/docs.git", hosts, "did not allow"},
+		{"unlisted host", "https://evil.example/acme/docs.git", hosts, "github.com, git.example.com:8443 (repo_hosts)"},
+		{"local path with hosts", "/srv/git/docs.git", hosts, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := tenant.Project{ID: "docs", OrgID: "acme", RepoURL: tc.repo}
+			err := p.Normalize(tc.repos)
+			if tc.msg == "" {
+				if err != nil {
+					t.Fatalf("Normalize(%q): %v", tc.repo, err)
+				}
+				return
+			}
+			if !apperr.Is(err, apperr.Invalid) || !strings.Contains(apperr.MessageOf(err), tc.msg) {
+				t.Fatalf("Normalize(%q) = %v, want Invalid mentioning %q", tc.repo, err, tc.msg)
+			}
+			if !strings.Contains(apperr.MessageOf(err), "accepted: ") {
+				t.Fatalf("Normalize(%q) = %v, which does not say what is accepted", tc.repo, err)
+			}
+		})
+	}
+}
+
+// TestCreateProjectRefusesRepoLocations: the service stores no project whose
+// repository clone would refuse, and applies the policy it was given.
+func TestCreateProjectRefusesRepoLocations(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	s := tenant.NewService(store, time.Now)
+	if _, err := s.CreateOrg(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateProject(ctx, tenant.Project{ID: "ext", OrgID: "acme", RepoURL: "ext::sh -c id"}); !apperr.Is(err, apperr.Invalid) {
+		t.Fatalf("CreateProject(ext::) = %v, want Invalid", err)
+	}
+	narrow := s.WithRemotePolicy(gitcli.RemotePolicy{Hosts: []string{"github.com"}})
+	if _, err := narrow.CreateProject(ctx, tenant.Project{ID: "other", OrgID: "acme", RepoURL: "https://gitlab.com/a/b.git"}); !apperr.Is(err, apperr.Invalid) {
+		t.Fatalf("CreateProject on an unlisted host = %v, want Invalid", err)
+	}
+	if _, err := narrow.CreateProject(ctx, tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "https://github.com/a/b.git"}); err != nil {
+		t.Fatalf("CreateProject on a listed host: %v", err)
+	}
+	for _, id := range []string{"ext", "other"} {
+		if _, err := store.GetProject(ctx, id); !apperr.Is(err, apperr.NotFound) {
+			t.Errorf("project %s was stored: %v", id, err)
+		}
 	}
 }
 

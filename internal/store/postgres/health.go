@@ -52,19 +52,23 @@ func storageFault(err error) bool {
 	return false
 }
 
-// Ping checks that the database answers and, after a write failed for a
-// reason of the database's own, that it can be written again: readiness
-// stays false while writes fail and returns once the probe writes.
+// Ping checks that the database answers and that its latest writes did not
+// fail for a reason of the database's own: readiness stays false while a
+// fault is among them (see writehealth.Window). Only when no write came
+// since the last check does a probe write decide.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		return err
 	}
-	if !s.health.Faulty() {
+	err := s.health.Check()
+	if err == nil {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO health_probe (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`, time.Now().UTC())
-	if err != nil {
-		s.noteWrite(err) //nolint:errcheck // the fault is what Ping reports
+	if !errors.Is(err, writehealth.ErrProbe) {
+		return fmt.Errorf("%w: %w", writehealth.ErrWritesFail, err)
+	}
+	// Not through noteWrite: the probe is not one of the latest writes.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO health_probe (id, checked_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`, time.Now().UTC()); err != nil {
 		return fmt.Errorf("%w: %w", writehealth.ErrWritesFail, err)
 	}
 	s.health.Clear()

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/store/writehealth"
+	"github.com/docsmith/docsmith/internal/tenant"
 )
 
 // TestWriteFaults: PostgreSQL's disk_full (53100) becomes a StorageFull
@@ -46,5 +49,36 @@ func TestWriteFaults(t *testing.T) {
 				t.Errorf("the cause is lost: %v", err)
 			}
 		})
+	}
+}
+
+// TestReadinessFollowsRealWrites: on a real PostgreSQL, readiness is false
+// right after a write met a full disk, although the probe would succeed,
+// and comes back once the latest writes succeed; with no write since the
+// last check, the probe decides.
+func TestReadinessFollowsRealWrites(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openFresh(t)
+	full := &pgconn.PgError{Code: "53100", Message: "could not extend file: No space left on device"}
+	s.noteWrite(fmt.Errorf("insert job: %w", full)) //nolint:errcheck // the fault is the point
+	if err := s.Ping(ctx); !errors.Is(err, writehealth.ErrWritesFail) || !IsDiskFull(err) {
+		t.Fatalf("Ping right after a write met a full disk = %v, want ErrWritesFail for a full disk", err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping with no write since, the probe succeeding: %v", err)
+	}
+	s.noteWrite(fmt.Errorf("insert job: %w", full)) //nolint:errcheck // the fault is the point
+	for i := range writehealth.Window {
+		if err := s.CreateOrg(ctx, tenant.Org{ID: fmt.Sprintf("org-%d", i), CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Ping(ctx)
+		if i < writehealth.Window-1 && !errors.Is(err, writehealth.ErrWritesFail) {
+			t.Fatalf("Ping after %d good writes = %v, want still not ready", i+1, err)
+		}
+		if i == writehealth.Window-1 && err != nil {
+			t.Fatalf("Ping after %d good writes: %v", i+1, err)
+		}
 	}
 }

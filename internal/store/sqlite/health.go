@@ -31,9 +31,8 @@ const diskFullMessage = "the server's disk is full: nothing was stored; retry on
 // noteWrite records a write that failed for a reason of the store's own
 // and returns its error, a full disk turned into an apperr StorageFull
 // error that says so. Errors that are not the store's fault (a duplicate
-// id, a cancelled request) leave its health as it was. Only Ping's probe,
-// a write that surely touches the disk, clears a fault: a transaction
-// that commits without changing anything proves nothing.
+// id, a cancelled request) leave its health as it was; successes count, so
+// that readiness follows the latest writes (see Ping).
 func (s *Store) noteWrite(err error) error {
 	return s.health.Note(err, storageFault, IsDiskFull, diskFullMessage)
 }
@@ -73,18 +72,27 @@ func storageFault(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EROFS)
 }
 
-// Ping checks that the database answers and, after a write failed for a
-// reason of the store's own, that it can be written again: readiness stays
-// false while writes fail and returns once one succeeds.
+// Ping checks that the database answers and that its latest writes did not
+// fail for a reason of the store's own: readiness stays false while a fault
+// is among them (see writehealth.Window). Only when no write came since the
+// last check does a probe write decide.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.read.PingContext(ctx); err != nil {
 		return err
 	}
-	if !s.health.Faulty() {
+	err := s.health.Check()
+	if err == nil {
 		return nil
 	}
-	_, err := s.exec(ctx, `INSERT INTO health_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`,
-		toMicros(time.Now()))
+	if !errors.Is(err, writehealth.ErrProbe) {
+		return fmt.Errorf("%w: %w", writehealth.ErrWritesFail, err)
+	}
+	// Not through noteWrite: the probe is not one of the latest writes.
+	err = s.write.run(ctx, func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO health_probe (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`,
+			toMicros(time.Now()))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("%w: %w", writehealth.ErrWritesFail, err)
 	}

@@ -148,6 +148,64 @@ func TestReadinessFalseWhileWritesFail(t *testing.T) {
 	}
 }
 
+// TestReadinessFollowsRealWrites: on a full database, where a probe write
+// still fits in a page SQLite holds, readiness is false right after real
+// writes were refused, and stays false until enough real writes succeed
+// again; with no write since the last check, the probe decides.
+func TestReadinessFollowsRealWrites(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A probe has written its row: later probes fit in place.
+	s.health.Note(errors.New("i/o"), func(error) bool { return true }, func(error) bool { return false }, "") //nolint:errcheck // sets up a fault
+	// The fault is among the latest writes: this Ping fails, the next probes.
+	_ = s.Ping(ctx)
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("probe on a healthy store: %v", err)
+	}
+	var pages int
+	err = s.write.runRaw(ctx, func(ctx context.Context, tx *wtx) error {
+		return tx.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onWriteConn(t, s, `PRAGMA max_page_count = `+strconv.Itoa(pages))
+	create := func(i int) error {
+		return s.CreateOrg(ctx, tenant.Org{ID: "org-" + strconv.Itoa(i) + strings.Repeat("x", 60), CreatedAt: time.Now()})
+	}
+	full := 0
+	for i := 0; i < 1000 && full < 2; i++ {
+		if err := create(i); apperr.Is(err, apperr.StorageFull) {
+			full++
+		}
+	}
+	if full < 2 {
+		t.Fatal("the capped database never refused a write")
+	}
+	if err := s.Ping(ctx); !errors.Is(err, writehealth.ErrWritesFail) || !IsDiskFull(err) {
+		t.Fatalf("Ping right after two refused writes = %v, want ErrWritesFail for a full disk", err)
+	}
+	// Room again: readiness returns once the latest writes succeed.
+	onWriteConn(t, s, `PRAGMA max_page_count = 1000000`)
+	for i := range writehealth.Window {
+		if err := create(2000 + i); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Ping(ctx)
+		if i < writehealth.Window-1 && !errors.Is(err, writehealth.ErrWritesFail) {
+			t.Fatalf("Ping after %d good writes = %v, want still not ready", i+1, err)
+		}
+		if i == writehealth.Window-1 && err != nil {
+			t.Fatalf("Ping after %d good writes: %v", i+1, err)
+		}
+	}
+}
+
 // onWriteConn runs a statement on the store's write connection, outside any
 // transaction.
 func onWriteConn(t *testing.T, s *Store, query string) {
