@@ -278,7 +278,7 @@ func TestWebhookBadSignature(t *testing.T) {
 				t.Fatalf("bad signature: %d %s", r.status, r.body)
 			}
 			warn := s.webhookWarning(r.header.Get("X-Request-Id"))
-			for _, want := range []string{"project=docs", "X-GitHub-Event", "X-Hub-Signature-256", "remote=127.0.0.1", "signature does not match"} {
+			for _, want := range []string{"project=docs", "X-GitHub-Event", "X-Hub-Signature-256", "remote=127.0.0.1", "verification failed"} {
 				if !strings.Contains(warn, want) {
 					t.Errorf("the warning %q lacks %q", warn, want)
 				}
