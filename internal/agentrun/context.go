@@ -13,7 +13,9 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun/tools"
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/workflow"
 )
 
@@ -57,10 +59,27 @@ const maxOmittedListed = 10000
 // at most workflow.MaxDiffBytes of it.
 const maxDiffRead = 1 << 20
 
-// ContextRepoURL is where the context repository repo ("owner/name", or "group/sub/name" on
-// GitLab) of a project whose docs repository is repoURL is cloned from: the project's own
-// forge, so that the project's token, which git offers only to the remote's own host, is the
-// credential it needs.
+// ContextRepoURL resolves the context repository repo ("owner/name", or "group/sub/name" on
+// GitLab) that workflow workflowID of project p names. It is the one place a context
+// repository is resolved, so it first asks the project whether its operator allows the
+// repository (tenant.Project.AllowedContextRepo) and refuses it otherwise; a workflow file
+// alone never widens what the project's token reads. It returns the name as the operator
+// allowed it and where that is cloned from.
+func ContextRepoURL(p tenant.Project, workflowID, repo string) (name, remote string, err error) {
+	name, err = p.AllowedContextRepo(workflowID, repo)
+	if err != nil {
+		return "", "", err
+	}
+	remote, err = contextRemote(p.RepoURL, name)
+	if err != nil {
+		return "", "", err
+	}
+	return name, remote, nil
+}
+
+// contextRemote is where the allowed context repository repo of a project whose docs
+// repository is repoURL is cloned from: the project's own forge, so that the project's token,
+// which git offers only to the remote's own host, is the credential it needs.
 //
 //   - An http(s) repoURL gives the same scheme, host and port with the path "/owner/name.git":
 //     https://github.com/acme/docs.git gives https://github.com/acme/api.git for acme/api.
@@ -68,7 +87,7 @@ const maxDiffRead = 1 << 20
 //     segments, and the context repository is BASE/owner/name, with ".git" added when the docs
 //     repository's name ends in ".git": /srv/git/acme/docs.git gives /srv/git/acme/api.git for
 //     acme/api and /srv/git/tools/cli.git for tools/cli.
-func ContextRepoURL(repoURL, repo string) (string, error) {
+func contextRemote(repoURL, repo string) (string, error) {
 	if !workflow.ValidRepo(repo) {
 		return "", fmt.Errorf("%q is not a repository name like owner/name", repo)
 	}
@@ -96,7 +115,7 @@ func ContextRepoURL(repoURL, repo string) (string, error) {
 	return siblingPath(repoURL, repo, string(filepath.Separator))
 }
 
-// siblingPath is the local-path rule of ContextRepoURL; sep is the path's separator.
+// siblingPath is the local-path rule of contextRemote; sep is the path's separator.
 func siblingPath(docs, repo, sep string) (string, error) {
 	docs = strings.TrimRight(docs, sep)
 	if docs == "" {
@@ -153,13 +172,45 @@ func runContext(job agentjob.Job) []string {
 	return out
 }
 
+// contextSource is one context repository of a run, resolved: its name as the operator allowed
+// it, and where it is cloned from.
+type contextSource struct {
+	name, remote string
+}
+
+// resolveContext resolves every context repository of the turn's run before any is cloned, so
+// that a run naming one the project does not allow reads none.
+func resolveContext(turn agentjob.Turn) ([]contextSource, error) {
+	names := runContext(turn.Job)
+	if len(names) > workflow.MaxContextRepos {
+		return nil, failf("the run names %d context repositories; at most %d are read", len(names), workflow.MaxContextRepos)
+	}
+	var out []contextSource
+	seen := map[string]bool{}
+	for _, repo := range names {
+		name, remote, err := ContextRepoURL(turn.Project, turn.Job.Workflow, repo)
+		switch {
+		case apperr.CodeOf(err) != apperr.Internal:
+			// The project's refusal, which says how to allow the repository.
+			return nil, failf("%s", apperr.MessageOf(err))
+		case err != nil:
+			return nil, failf("the context repository %s cannot be located: %v", repo, err)
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, contextSource{name: name, remote: remote})
+		}
+	}
+	return out, nil
+}
+
 // cloneContext clones each context repository of the turn's run read-only into dir, which lies
 // outside the docs checkout (so nothing of it can be committed), and opens the context tools
 // over them.
 func (r *Runner) cloneContext(ctx context.Context, turn agentjob.Turn, dir string, creds *gitcli.Credentials, progress agentjob.Progress) (_ *turnContext, err error) {
-	names := runContext(turn.Job)
-	if len(names) > workflow.MaxContextRepos {
-		return nil, failf("the run names %d context repositories; at most %d are read", len(names), workflow.MaxContextRepos)
+	sources, err := resolveContext(turn)
+	if err != nil {
+		return nil, err
 	}
 	tc := &turnContext{}
 	defer func() {
@@ -168,9 +219,9 @@ func (r *Runner) cloneContext(ctx context.Context, turn agentjob.Turn, dir strin
 		}
 	}()
 	push := turn.Message.Push
-	for i, name := range names {
-		isPush := push != nil && strings.EqualFold(push.Repo, name)
-		c, diff, err := r.cloneOne(ctx, turn, name, filepath.Join(dir, strconv.Itoa(i)), creds, push, isPush)
+	for i, src := range sources {
+		isPush := push != nil && strings.EqualFold(push.Repo, src.name)
+		c, diff, err := r.cloneOne(ctx, turn, src, filepath.Join(dir, strconv.Itoa(i)), creds, push, isPush)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +229,7 @@ func (r *Runner) cloneContext(ctx context.Context, turn agentjob.Turn, dir strin
 		if isPush {
 			tc.diff = diff
 		}
-		progress.Emit(ctx, "context", map[string]any{"repo": name, "sha": c.sha, "files": c.files, "omitted": len(c.omitted) + c.omittedMore})
+		progress.Emit(ctx, "context", map[string]any{"repo": src.name, "sha": c.sha, "files": c.files, "omitted": len(c.omitted) + c.omittedMore})
 	}
 	repos := make([]tools.ContextRepo, len(tc.clones))
 	for i, c := range tc.clones {
@@ -204,15 +255,12 @@ func (tc *turnContext) Close() {
 	}
 }
 
-// cloneOne fetches one commit of the context repository name into dir (the pushed commit for
+// cloneOne fetches one commit of the context repository src into dir (the pushed commit for
 // the push's own repository, else the default branch), checks out the files the limits allow,
 // and for the push's repository returns the diff section of the push.
-func (r *Runner) cloneOne(ctx context.Context, turn agentjob.Turn, name, dir string, creds *gitcli.Credentials, push *agentjob.PushRange, isPush bool) (*contextClone, string, error) {
+func (r *Runner) cloneOne(ctx context.Context, turn agentjob.Turn, src contextSource, dir string, creds *gitcli.Credentials, push *agentjob.PushRange, isPush bool) (*contextClone, string, error) {
 	lim := r.cfg.Context.withDefaults()
-	remote, err := ContextRepoURL(turn.Project.RepoURL, name)
-	if err != nil {
-		return nil, "", failf("the context repository %s cannot be located: %v", name, err)
-	}
+	name, remote := src.name, src.remote
 	c := &contextClone{name: name, what: "its default branch", omitted: map[string]string{}}
 	rev := gitcli.DefaultBranch
 	var diff string

@@ -12,6 +12,7 @@ import (
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/llm/llmtest"
+	"github.com/docsmith/docsmith/internal/tenant"
 )
 
 // newForge lays out repositories the way ContextRepoURL expects of a local forge,
@@ -83,34 +84,52 @@ func call(name, args string) llmtest.Turn {
 func TestContextRepoURL(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		docs, repo, want, wantErr string
+		docs, repo string
+		allowed    []string // the project's ContextRepos; nil means []string{repo}
+		name, want string
+		wantErr    string
 	}{
-		{"https://github.com/acme/docs.git", "acme/api", "https://github.com/acme/api.git", ""},
-		{"https://git.example.com:8443/acme/docs", "Tools/CLI", "https://git.example.com:8443/Tools/CLI.git", ""},
-		{"http://127.0.0.1:3000/acme/docs.git", "group/sub/api", "http://127.0.0.1:3000/group/sub/api.git", ""},
-		{"https://gitlab.example.com/docs-team/site.git?x=1#y", "acme/api", "https://gitlab.example.com/acme/api.git", ""},
-		{"/srv/git/acme/docs.git", "acme/api", "/srv/git/acme/api.git", ""},
-		{"/srv/git/acme/docs.git/", "tools/cli", "/srv/git/tools/cli.git", ""},
-		{"/srv/git/acme/docs", "acme/api", "/srv/git/acme/api", ""},
-		{"file:///srv/git/acme/docs.git", "acme/api", "file:///srv/git/acme/api.git", ""},
-		{"/docs.git", "acme/api", "/acme/api.git", ""},
-		{"repos/acme/docs.git", "acme/api", "repos/acme/api.git", ""},
-		{"https://github.com/acme/docs.git", "../etc/passwd", "", "not a repository name"},
-		{"https://github.com/acme/docs.git", "acme", "", "not a repository name"},
-		{"https://github.com/acme/docs.git", "acme/api.git", "", "not a repository name"},
-		{"/srv/git/acme/docs.git", "acme/..", "", "not a repository name"},
-		{"ssh://git@github.com/acme/docs.git", "acme/api", "", "not ssh"},
+		{"https://github.com/acme/docs.git", "acme/api", nil, "acme/api", "https://github.com/acme/api.git", ""},
+		{"https://git.example.com:8443/acme/docs", "Tools/CLI", nil, "Tools/CLI", "https://git.example.com:8443/Tools/CLI.git", ""},
+		{"http://127.0.0.1:3000/acme/docs.git", "group/sub/api", nil, "group/sub/api", "http://127.0.0.1:3000/group/sub/api.git", ""},
+		{"https://gitlab.example.com/docs-team/site.git?x=1#y", "acme/api", nil, "acme/api", "https://gitlab.example.com/acme/api.git", ""},
+		{"/srv/git/acme/docs.git", "acme/api", nil, "acme/api", "/srv/git/acme/api.git", ""},
+		{"/srv/git/acme/docs.git/", "tools/cli", nil, "tools/cli", "/srv/git/tools/cli.git", ""},
+		{"/srv/git/acme/docs", "acme/api", nil, "acme/api", "/srv/git/acme/api", ""},
+		{"file:///srv/git/acme/docs.git", "acme/api", nil, "acme/api", "file:///srv/git/acme/api.git", ""},
+		{"/docs.git", "acme/api", nil, "acme/api", "/acme/api.git", ""},
+		{"repos/acme/docs.git", "acme/api", nil, "acme/api", "repos/acme/api.git", ""},
+		// The operator's spelling is what is read, whatever the workflow's case.
+		{"/srv/git/acme/docs.git", "ACME/Api", []string{"acme/api"}, "acme/api", "/srv/git/acme/api.git", ""},
+		{"https://github.com/acme/docs.git", "victim/private", []string{"acme/api"}, "", "",
+			`workflow "sync" reads context repository victim/private, which project docs does not allow; an operator allows it with: docsmith project update --id docs --context-repo acme/api --context-repo victim/private`},
+		{"/srv/git/acme/docs.git", "victim/private", []string{}, "", "", "does not allow"},
+		{"https://github.com/acme/docs.git", "../etc/passwd", nil, "", "", "must be owner/name"},
+		{"/srv/git/acme/docs.git", "../victim", []string{"acme/api"}, "", "", "must be owner/name"},
+		{"/srv/git/acme/docs.git", "acme/../../victim", []string{"acme/api"}, "", "", "must be owner/name"},
+		{"/srv/git/acme/docs.git", "/srv/git/victim/private", []string{"acme/api"}, "", "", "must be owner/name"},
+		{"https://github.com/acme/docs.git", "%2e%2e/victim", []string{"acme/api"}, "", "", "must be owner/name"},
+		{"https://github.com/acme/docs.git", "acme%2F..%2F..%2Fvictim", []string{"acme/api"}, "", "", "must be owner/name"},
+		{"https://github.com/acme/docs.git", "acme", nil, "", "", "must be owner/name"},
+		{"https://github.com/acme/docs.git", "acme/api.git", nil, "", "", "must be owner/name"},
+		{"/srv/git/acme/docs.git", "acme/..", nil, "", "", "must be owner/name"},
+		{"ssh://git@github.com/acme/docs.git", "acme/api", nil, "", "", "not ssh"},
 	}
 	for _, tc := range tests {
-		got, err := ContextRepoURL(tc.docs, tc.repo)
+		allowed := tc.allowed
+		if allowed == nil {
+			allowed = []string{tc.repo}
+		}
+		p := tenant.Project{ID: "docs", RepoURL: tc.docs, ContextRepos: allowed}
+		name, got, err := ContextRepoURL(p, "sync", tc.repo)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("ContextRepoURL(%q, %q) = %q, %v; want an error saying %q", tc.docs, tc.repo, got, err, tc.wantErr)
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("ContextRepoURL(%q, %q) = %q, %v; want %q", tc.docs, tc.repo, got, err, tc.want)
+		if err != nil || name != tc.name || got != tc.want {
+			t.Errorf("ContextRepoURL(%q, %q) = %q, %q, %v; want %q, %q", tc.docs, tc.repo, name, got, err, tc.name, tc.want)
 		}
 	}
 }
@@ -134,6 +153,7 @@ func TestContextTurnReadsCodeAndSeesPushDiff(t *testing.T) {
 	codeRepo(t, filepath.Join(root, "tools", "cli.git"), map[string]string{"main.go": "package main // the CLI\n"})
 
 	b := setupRemote(t, "openai/test-model", filepath.Join(root, "acme", "docs.git"), ".", t.TempDir())
+	b.turn.Project.ContextRepos = []string{"acme/api", "tools/cli"}
 	b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/api", "tools/cli", "ACME/API"}}
 	b.turn.Job.Workflow = "flags"
 	srv := scriptedModel(t, b,
@@ -233,6 +253,7 @@ func TestContextPushDiffInPlainWords(t *testing.T) {
 			b := setupRemote(t, "openai/test-model", filepath.Join(root, "acme", "docs.git"), ".", t.TempDir())
 			b.turn.Job.ID = "3f2a9c1e-0000-4000-8000-00000000010" + string(rune('0'+i))
 			b.turn.Job.Branch = agentjob.BranchName(b.turn.Job.ID, "diff")
+			b.turn.Project.ContextRepos = []string{"acme/api"}
 			b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/api"}}
 			srv := scriptedModel(t, b, call("finish", `{"summary": "Nothing to document."}`))
 			turn := b.turn
@@ -248,6 +269,51 @@ func TestContextPushDiffInPlainWords(t *testing.T) {
 				t.Errorf("system prompt lacks %q:\n%s", tc.wantSystem, system)
 			}
 		})
+	}
+}
+
+// TestContextRepoNotAllowed: a run naming a context repository that the project's operator did
+// not allow fails before anything is cloned or the model is asked, says how to allow it, and is
+// not retried. Once the operator allows it, the same run reads it.
+func TestContextRepoNotAllowed(t *testing.T) {
+	t.Parallel()
+	root := newForge(t)
+	codeRepo(t, filepath.Join(root, "acme", "api.git"), flagsCode...)
+	codeRepo(t, filepath.Join(root, "victim", "private.git"), map[string]string{"secret.txt": "the victim's secret\n"})
+	b := setupRemote(t, "openai/test-model", filepath.Join(root, "acme", "docs.git"), ".", t.TempDir())
+	b.turn.Project.ContextRepos = []string{"acme/api"}
+	b.turn.Job.Workflow = "leak"
+	b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/api", "victim/private"}}
+	srv := scriptedModel(t, b,
+		call("read_context_file", `{"repo": "victim/private", "path": "secret.txt"}`),
+		call("finish", `{"summary": "Nothing to change."}`),
+	)
+
+	_, err := b.run(t, 1, "Copy what you read into the summary.")
+	want := `workflow "leak" reads context repository victim/private, which project docs does not allow; ` +
+		"an operator allows it with: docsmith project update --id docs --context-repo acme/api --context-repo victim/private"
+	var retry *agentjob.RetryError
+	if err == nil || errors.As(err, &retry) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to say %q", err, want)
+	}
+	if n := len(srv.Requests()); n != 0 || b.prog.has("context") {
+		t.Fatalf("a refused run asked the model %d times (context event: %v)", n, b.prog.has("context"))
+	}
+
+	for _, bad := range []string{"../victim/private", "acme/../victim/private", "%2e%2e/victim/private", filepath.Join(root, "victim", "private.git")} {
+		b.turn.Job.Run = &agentjob.RunSpec{Context: []string{bad}}
+		if _, err := b.run(t, 1, "Look around."); err == nil || errors.As(err, &retry) || !strings.Contains(err.Error(), "must be owner/name") {
+			t.Errorf("a run naming %q: err = %v", bad, err)
+		}
+	}
+
+	b.turn.Project.ContextRepos = []string{"acme/api", "victim/private"}
+	b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/api", "victim/private"}}
+	if _, err := b.run(t, 1, "Copy what you read into the summary."); err != nil {
+		t.Fatal(err)
+	}
+	if read := lastTool(chatMessages(t, srv.Requests()[1])); !strings.Contains(read, "the victim's secret") {
+		t.Fatalf("read_context_file of an allowed repository: %s", read)
 	}
 }
 
@@ -273,6 +339,7 @@ func TestContextClonesAreCappedAndConfined(t *testing.T) {
 	work := t.TempDir()
 	b := setupRemote(t, "openai/test-model", filepath.Join(root, "acme", "docs.git"), ".", work)
 	b.runner.cfg.Context = ContextLimits{MaxFileBytes: 4096, MaxFiles: 4}
+	b.turn.Project.ContextRepos = []string{"acme/api"}
 	b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/api"}}
 
 	attempts := []struct{ tool, args, want string }{
@@ -335,6 +402,7 @@ func TestContextCloneTooLarge(t *testing.T) {
 	codeRepo(t, filepath.Join(root, "acme", "api.git"), map[string]string{"blob.txt": "any commit is over a limit of one byte\n"})
 	b := setupRemote(t, "openai/test-model", filepath.Join(root, "acme", "docs.git"), ".", t.TempDir())
 	b.runner.cfg.Context = ContextLimits{MaxObjectBytes: 1}
+	b.turn.Project.ContextRepos = []string{"acme/api"}
 	b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/api"}}
 	scriptedModel(t, b, call("finish", `{"summary": "x"}`))
 	_, err := b.run(t, 1, "Look around.")
@@ -350,6 +418,7 @@ func TestContextRepoMissing(t *testing.T) {
 	t.Parallel()
 	root := newForge(t)
 	b := setupRemote(t, "openai/test-model", filepath.Join(root, "acme", "docs.git"), ".", t.TempDir())
+	b.turn.Project.ContextRepos = []string{"acme/nope"}
 	b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/nope"}}
 	scriptedModel(t, b, call("finish", `{"summary": "x"}`))
 	_, err := b.run(t, 1, "Look around.")
@@ -375,6 +444,7 @@ func TestContextOverHTTPWithToken(t *testing.T) {
 	b.runner.cfg.Git = g
 	b.runner.cfg.LookupEnv = func(k string) (string, bool) { return reposToken, k == "ACME_TOKEN" }
 	b.turn.Project.TokenEnv = "ACME_TOKEN"
+	b.turn.Project.ContextRepos = []string{"acme/api"}
 	b.turn.Job.Run = &agentjob.RunSpec{Context: []string{"acme/api"}}
 	srv := scriptedModel(t, b,
 		call("read_context_file", `{"repo": "acme/api", "path": "cmd/flags.go"}`),

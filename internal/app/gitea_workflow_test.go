@@ -51,7 +51,8 @@ Read the code change and document any new command-line flag in the reference.
 // workflow, a code repository with a real Gitea webhook pointing at
 // docsmith, a pushed code change, the signed delivery starting the
 // workflow's job, the model reading the changed file through the context
-// tools, and a pull request on the docs repository. The same delivery sent
+// tools, and a pull request on the docs repository. The workflow runs only
+// once the operator allows the repository it reads. The same delivery sent
 // again starts nothing, and one signed with another secret is refused.
 func TestRealGiteaWebhookRunsWorkflow(t *testing.T) {
 	t.Parallel()
@@ -103,15 +104,37 @@ func TestRealGiteaWebhookRunsWorkflow(t *testing.T) {
 	base := "http://" + m.Addr()
 
 	// The workflows are read from the docs repository's base branch.
-	var listing struct {
+	type listing struct {
 		Workflows []struct {
-			ID string `json:"id"`
+			ID      string  `json:"id"`
+			Refused *string `json:"refused"`
 		} `json:"workflows"`
 	}
-	apiCall(t, key, http.MethodPost, base+"/v2/agent/docs/workflows/sync", "", http.StatusOK, &listing)
+	var synced listing
+	apiCall(t, key, http.MethodPost, base+"/v2/agent/docs/workflows/sync", "", http.StatusOK, &synced)
 	// The sample docs bring a scheduled workflow of their own.
-	if len(listing.Workflows) != 2 || listing.Workflows[1].ID != "update-docs" {
-		t.Fatalf("synced workflows = %+v", listing.Workflows)
+	if len(synced.Workflows) != 2 || synced.Workflows[1].ID != "update-docs" {
+		t.Fatalf("synced workflows = %+v", synced.Workflows)
+	}
+	// The workflow reads docsmith/api, which the operator has not allowed:
+	// it is refused with the command that allows it, and does not run.
+	const why = `workflow "update-docs" reads context repository docsmith/api, which project docs does not allow; ` +
+		"an operator allows it with: docsmith project update --id docs --context-repo docsmith/api"
+	if r := synced.Workflows[1].Refused; r == nil || !strings.Contains(*r, why) {
+		t.Fatalf("update-docs refused: %v, want it to say %q", r, why)
+	}
+	var refusedRun struct {
+		Error string `json:"error"`
+	}
+	apiCall(t, key, http.MethodPost, base+"/v2/agent/docs/workflows/update-docs/run", "", http.StatusConflict, &refusedRun)
+	if !strings.Contains(refusedRun.Error, why) {
+		t.Fatalf("a manual run of update-docs: %+v", refusedRun)
+	}
+	giteaE2ECLI(t, dir, "project", "update", "--id", "docs", "--context-repo", "docsmith/api")
+	var allowed listing
+	apiCall(t, key, http.MethodGet, base+"/v2/agent/docs/workflows", "", http.StatusOK, &allowed)
+	if len(allowed.Workflows) != 2 || allowed.Workflows[1].Refused != nil {
+		t.Fatalf("after project update --context-repo: %+v", allowed.Workflows)
 	}
 
 	// Gitea delivers to a recording proxy in front of docsmith, so that

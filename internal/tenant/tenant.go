@@ -244,13 +244,33 @@ func checkSecretSource(what, env, file, envKey, fileKey string) error {
 // groups may nest: group/sub/name).
 var contextRepoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$`)
 
+// validContextRepo is the one rule for a context repository's name, the
+// operator's and a workflow's alike. The name becomes a path on the
+// project's forge or beside its local repository, so no segment may climb
+// ("." or ".."), look like an option, or carry the ".git" that resolving
+// it adds.
+func validContextRepo(name string) bool {
+	if !contextRepoPattern.MatchString(name) || strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
+		return false
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "." || strings.HasPrefix(seg, "-") || strings.HasSuffix(seg, ".git") {
+			return false
+		}
+	}
+	return true
+}
+
+// contextRepoRule says what validContextRepo accepts, for errors.
+const contextRepoRule = "owner/name (letters, digits, '.', '_', '-'; no .git), like acme/api"
+
 // CheckContextRepos checks the context repositories an operator allows a
 // project: owner/name each, no duplicates.
 func CheckContextRepos(repos []string) error {
 	seen := make(map[string]bool, len(repos))
 	for _, r := range repos {
-		if !contextRepoPattern.MatchString(r) || strings.Contains(r, "..") || strings.HasPrefix(r, "-") || strings.HasPrefix(r, ".") {
-			return apperr.New(apperr.Invalid, "context repository %q must be owner/name (letters, digits, '.', '_', '-'), like acme/api", r)
+		if !validContextRepo(r) {
+			return apperr.New(apperr.Invalid, "context repository %q must be %s", r, contextRepoRule)
 		}
 		if seen[r] {
 			return apperr.New(apperr.Invalid, "context repository %q is listed twice", r)
@@ -258,6 +278,39 @@ func CheckContextRepos(repos []string) error {
 		seen[r] = true
 	}
 	return nil
+}
+
+// AllowedContextRepo decides whether workflow workflowID of the project
+// may read the context repository it names, and returns the entry of
+// ContextRepos that allows it. Names are compared as GitHub, GitLab and
+// Gitea compare them, without regard to case (an exact match first, for a
+// local install whose paths differ only in case). The entry, spelled as
+// the operator wrote it, is what gets read, so a workflow never reaches a
+// path or URL the operator did not write. A refusal says how to allow
+// the repository.
+func (p Project) AllowedContextRepo(workflowID, name string) (string, error) {
+	if !validContextRepo(name) {
+		return "", apperr.New(apperr.Invalid, "workflow %q names context repository %q, which must be %s", workflowID, name, contextRepoRule)
+	}
+	for _, r := range p.ContextRepos {
+		if r == name {
+			return r, nil
+		}
+	}
+	for _, r := range p.ContextRepos {
+		if strings.EqualFold(r, name) {
+			return r, nil
+		}
+	}
+	// --context-repo replaces the list, so the command repeats what is
+	// already allowed.
+	var allow strings.Builder
+	fmt.Fprintf(&allow, "docsmith project update --id %s", p.ID)
+	for _, r := range p.ContextRepos {
+		fmt.Fprintf(&allow, " --context-repo %s", r)
+	}
+	fmt.Fprintf(&allow, " --context-repo %s", name)
+	return "", apperr.New(apperr.Forbidden, "workflow %q reads context repository %s, which project %s does not allow; an operator allows it with: %s (or context_repos in the set-up file)", workflowID, name, p.ID, allow.String())
 }
 
 // CheckBudget checks a domain's daily budget: nil or a number of at

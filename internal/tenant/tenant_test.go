@@ -291,3 +291,77 @@ func TestApplySetupErrors(t *testing.T) {
 		t.Fatalf("error does not name the entry: %v", err)
 	}
 }
+
+// TestAllowedContextRepo checks that a workflow reads only the context
+// repositories the project's operator allows, spelled as the operator
+// wrote them, and that a refusal says how to allow one.
+func TestAllowedContextRepo(t *testing.T) {
+	t.Parallel()
+	p := tenant.Project{ID: "docs", ContextRepos: []string{"acme/api", "Tools/CLI", "tools/cli", "group/sub/sdk"}}
+	tests := []struct {
+		name, repo string
+		want       string // the allowed entry; "" when refused
+		code       apperr.Code
+		msg        string
+	}{
+		{"listed", "acme/api", "acme/api", "", ""},
+		{"other case", "ACME/Api", "acme/api", "", ""},
+		{"exact case first", "tools/cli", "tools/cli", "", ""},
+		{"nested group", "Group/Sub/SDK", "group/sub/sdk", "", ""},
+		{"another organization", "victim/private", "", apperr.Forbidden,
+			`workflow "sync" reads context repository victim/private, which project docs does not allow; an operator allows it with: ` +
+				"docsmith project update --id docs --context-repo acme/api --context-repo Tools/CLI --context-repo tools/cli --context-repo group/sub/sdk --context-repo victim/private"},
+		{"a prefix of a listed one", "acme/ap", "", apperr.Forbidden, "does not allow"},
+		{"a group of a listed one", "group/sub", "", apperr.Forbidden, "does not allow"},
+		{"climbs", "../victim", "", apperr.Invalid, `context repository "../victim", which must be owner/name`},
+		{"climbs inside", "acme/../victim", "", apperr.Invalid, "must be owner/name"},
+		{"dot segment", "acme/./api", "", apperr.Invalid, "must be owner/name"},
+		{"absolute", "/srv/git/victim/private", "", apperr.Invalid, "must be owner/name"},
+		{"encoded dots", "%2e%2e/victim", "", apperr.Invalid, "must be owner/name"},
+		{"encoded slash", "acme%2F..%2Fvictim/private", "", apperr.Invalid, "must be owner/name"},
+		{"backslash", `acme\..\victim`, "", apperr.Invalid, "must be owner/name"},
+		{"url", "https://evil.example/victim/private", "", apperr.Invalid, "must be owner/name"},
+		{"option", "-u/x", "", apperr.Invalid, "must be owner/name"},
+		{"with .git", "acme/api.git", "", apperr.Invalid, "must be owner/name"},
+		{"kelvin sign", "acme/\u212api", "", apperr.Invalid, "must be owner/name"},
+		{"one segment", "api", "", apperr.Invalid, "must be owner/name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := p.AllowedContextRepo("sync", tc.repo)
+			if tc.want != "" {
+				if err != nil || got != tc.want {
+					t.Fatalf("AllowedContextRepo(%q) = %q, %v; want %q", tc.repo, got, err, tc.want)
+				}
+				return
+			}
+			if got != "" || !apperr.Is(err, tc.code) || !strings.Contains(apperr.MessageOf(err), tc.msg) {
+				t.Fatalf("AllowedContextRepo(%q) = %q, %v; want %s saying %q", tc.repo, got, err, tc.code, tc.msg)
+			}
+		})
+	}
+
+	none := tenant.Project{ID: "docs"}
+	_, err := none.AllowedContextRepo("sync", "acme/api")
+	if want := "docsmith project update --id docs --context-repo acme/api (or context_repos"; !strings.Contains(apperr.MessageOf(err), want) {
+		t.Fatalf("a project that allows none: %v, want it to say %q", err, want)
+	}
+}
+
+func TestCheckContextRepos(t *testing.T) {
+	t.Parallel()
+	for _, ok := range [][]string{nil, {"acme/api"}, {"acme/.github", "group/sub/name", "a_b/c-d.e"}} {
+		if err := tenant.CheckContextRepos(ok); err != nil {
+			t.Errorf("CheckContextRepos(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"acme", "../x", "acme/..", "acme/.", "acme/./api", ".acme/api", "-acme/api", "acme/-api", "acme/api.git", "acme//api", "acme/api/", "/acme/api", "acme/api x"} {
+		if err := tenant.CheckContextRepos([]string{bad}); !apperr.Is(err, apperr.Invalid) || !strings.Contains(apperr.MessageOf(err), "owner/name") {
+			t.Errorf("CheckContextRepos(%q) = %v, want refused", bad, err)
+		}
+	}
+	if err := tenant.CheckContextRepos([]string{"acme/api", "acme/api"}); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("a repository listed twice: %v", err)
+	}
+}

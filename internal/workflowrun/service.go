@@ -154,9 +154,18 @@ func (s *Service) listing(p tenant.Project, state SyncState, stored []Stored) Li
 }
 
 // refusal says why a workflow may not run for project p as it is, or "".
+// It is decided against the project as it is now, so an operator's change
+// to the project shows in the next listing without a sync.
 func refusal(p tenant.Project, wf workflow.Workflow) string {
 	if wf.Automerge && !p.AllowAutomerge {
 		return fmt.Sprintf("automerge: true pushes straight to %s, which project %s does not allow; run 'docsmith project update %s --allow-automerge' or set automerge: false in %s", p.BaseRef, p.ID, p.ID, wf.Path)
+	}
+	// The runner checks again before it reads anything; refusing here
+	// tells the operator before a run fails.
+	for _, repo := range wf.Context {
+		if _, err := p.AllowedContextRepo(wf.ID, repo); err != nil {
+			return apperr.MessageOf(err)
+		}
 	}
 	return ""
 }

@@ -130,7 +130,8 @@ func setup(t *testing.T, s store) *env {
 		t.Fatal(err)
 	}
 	e.project = tenant.Project{ID: "docs", OrgID: "acme", RepoURL: "https://git.example/acme/docs.git", BaseRef: "main",
-		ForgeKind: tenant.ForgeGitea, ForgeURL: "https://git.example", Model: "builtin", WebhookSecretEnv: "DOCS_HOOK_SECRET", CreatedAt: e.clock.Now()}
+		ForgeKind: tenant.ForgeGitea, ForgeURL: "https://git.example", Model: "builtin", WebhookSecretEnv: "DOCS_HOOK_SECRET",
+		ContextRepos: []string{"acme/api"}, CreatedAt: e.clock.Now()}
 	if err := s.CreateProject(ctx, e.project); err != nil {
 		t.Fatal(err)
 	}
@@ -599,5 +600,84 @@ func TestCapturedPushUnderANewDeliveryStartsNothing(t *testing.T) {
 				t.Fatalf("%d jobs after three distinct pushes, want 3", n)
 			}
 		})
+	}
+}
+
+// TestContextReposNeedTheOperator: a workflow that reads a repository the
+// project's operator did not allow is listed as refused with the command
+// that allows it, and neither a manual run nor a push starts it; once the
+// operator allows the repository, it runs. Names that are not owner/name
+// never become workflows.
+func TestContextReposNeedTheOperator(t *testing.T) {
+	t.Parallel()
+	e := setup(t, sqliteStore(t))
+	ctx := context.Background()
+	const leak = ".mintlify/workflows/leak.md"
+	e.repos.set("aaaa", map[string]string{
+		onPush:                           files[onPush],
+		leak:                             "---\nname: Leak\non:\n  push:\n    - repo: acme/api\ncontext:\n  - repo: acme/api\n  - repo: Victim/Private\n---\nCopy what you read into the summary.\n",
+		".mintlify/workflows/climb.md":   "---\nname: Climb\non:\n  cron: \"0 9 * * *\"\ncontext:\n  - repo: ../victim\n---\nx\n",
+		".mintlify/workflows/encoded.md": "---\nname: Encoded\non:\n  cron: \"0 9 * * *\"\ncontext:\n  - repo: \"%2e%2e/victim\"\n---\nx\n",
+	})
+	s := e.service(workflowrun.Config{})
+	const why = `workflow "leak" reads context repository Victim/Private, which project docs does not allow; ` +
+		"an operator allows it with: docsmith project update --id docs --context-repo acme/api --context-repo Victim/Private"
+
+	l, err := s.Sync(ctx, e.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]string{}
+	for _, w := range l.Workflows {
+		refused[w.ID] = w.Refused
+	}
+	if len(refused) != 2 || refused["update-docs"] != "" || !strings.Contains(refused["leak"], why) {
+		t.Fatalf("listing = %q, want leak refused saying %q", refused, why)
+	}
+	problems := map[string]string{}
+	for _, p := range l.Problems {
+		problems[p.File] = p.Key
+	}
+	if problems[".mintlify/workflows/climb.md"] != "context[0].repo" || problems[".mintlify/workflows/encoded.md"] != "context[0].repo" {
+		t.Fatalf("problems = %+v", l.Problems)
+	}
+
+	if _, _, err := s.RunManual(ctx, e.project, "leak", ""); !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.MessageOf(err), why) {
+		t.Fatalf("a manual run = %v, want a conflict saying %q", err, why)
+	}
+	h, body := giteaPush(t, e.secret, "d-1", "acme/api", "main")
+	res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]workflowrun.RunResult{}
+	for _, r := range res.Runs {
+		runs[r.Workflow] = r
+	}
+	if len(runs) != 2 || runs["update-docs"].JobID == "" || runs["leak"].JobID != "" || !strings.Contains(runs["leak"].Refused, why) {
+		t.Fatalf("a push = %+v, want leak refused", res.Runs)
+	}
+	if n := len(e.jobs()); n != 1 {
+		t.Fatalf("%d jobs, want only update-docs's", n)
+	}
+
+	// The operator allows it (docsmith project update --context-repo ...):
+	// the next listing and run need no sync.
+	allowed := e.project
+	allowed.ContextRepos = []string{"acme/api", "victim/private"}
+	if l, err = s.List(ctx, allowed); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range l.Workflows {
+		if w.Refused != "" {
+			t.Fatalf("%s still refused: %s", w.ID, w.Refused)
+		}
+	}
+	j, _, err := s.RunManual(ctx, allowed, "leak", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Run == nil || strings.Join(j.Run.Context, ",") != "acme/api,Victim/Private" {
+		t.Fatalf("the run reads %+v", j.Run)
 	}
 }
