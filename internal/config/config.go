@@ -216,7 +216,7 @@ func table() []option {
 			c.ProofOfWork.HMACKey = v
 			return nil
 		}},
-		{name: "pow_max_number", def: "100000", desc: "complexity of a proof-of-work challenge: the browser tries half this many SHA-256 hashes on average (about a second on a phone at the default)", set: integer(func(c *Config) *int { return &c.ProofOfWork.MaxNumber }, 1000)},
+		{name: "pow_max_number", def: "50000", desc: "complexity of a proof-of-work challenge: the browser tries half this many SHA-256 hashes on average", set: integer(func(c *Config) *int { return &c.ProofOfWork.MaxNumber }, 1000)},
 		{name: "workflow_timezone", def: "UTC", desc: "IANA time zone that workflow cron schedules are read in, such as Europe/Berlin", set: func(c *Config, v string) error {
 			loc, err := loadZone(v)
 			if err != nil {

@@ -24,8 +24,8 @@ const (
 	// TTL is how long a challenge may be solved and used.
 	TTL = 5 * time.Minute
 	// DefaultMaxNumber is the default complexity: a browser tries half of
-	// it on average, about a second of a phone's CPU.
-	DefaultMaxNumber = 100_000
+	// it on average (see the README for what that costs a reader).
+	DefaultMaxNumber = 50_000
 	// KeyName is the name the generated signing key is stored under.
 	KeyName = "pow_hmac"
 	// Header is the request header that carries a solution.
