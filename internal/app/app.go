@@ -167,6 +167,13 @@ func (m *Main) Start(ctx context.Context) error {
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	assistantSvc := m.newAssistant(b.Index, b.Threads, m.turns, b.Catalogs)
+	limiter := ratelimit.New(b.Limits, m.Now)
+	proofOfWork, err := m.proofOfWork(ctx, b, limiter)
+	if err != nil {
+		_ = m.turns.Close(ctx)
+		_ = b.Close()
+		return fmt.Errorf("set up proof of work: %w", err)
+	}
 	m.api = httpapi.New(httpapi.Deps{
 		Tenants:   tenants,
 		Jobs:      jobs,
@@ -176,7 +183,7 @@ func (m *Main) Start(ctx context.Context) error {
 		UI:        ui,
 		Indexer:   indexer,
 		Workflows: workflows,
-		Limiter:   ratelimit.New(b.Limits, m.Now),
+		Limiter:   limiter,
 		Limits: httpapi.Limits{
 			AgentPerProjectHour:  m.Config.Limits.AgentPerProjectHour,
 			AssistantPerKeyMonth: m.Config.Limits.AssistantPerKeyMonth,
@@ -191,6 +198,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Widget:         widgetBundle,
 		Demo:           demo,
 		WebhookReads:   m.Config.Workflows.WebhookReads,
+		ProofOfWork:    proofOfWork,
 	})
 
 	var lc net.ListenConfig

@@ -50,9 +50,19 @@ type Config struct {
 	Agent            Agent
 	Models           Models
 	Workflows        Workflows
+	ProofOfWork      ProofOfWork
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
+}
+
+// ProofOfWork configures the challenges a domain may ask its widget to
+// solve (tenant.DomainSettings.ProofOfWork switches them on per domain).
+type ProofOfWork struct {
+	// HMACKey signs the challenges; empty: a key generated once and kept in
+	// the database, which every replica shares.
+	HMACKey   string
+	MaxNumber int
 }
 
 // Agent configures agent turns.
@@ -219,6 +229,14 @@ func table() []option {
 		{name: "limit_assistant_per_key_month", def: "10000", desc: "assistant requests per key per 30 days (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerKeyMonth }, 0)},
 		{name: "limit_assistant_per_org_hour", def: "10000", desc: "assistant requests per organization per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerOrgHour }, 0)},
 		{name: "limit_assistant_per_ip_day", def: "10000", desc: "assistant requests per client IP per day (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPDay }, 0)},
+		{name: "pow_hmac_key", def: "", secret: true, desc: "key (16 characters or more) that signs the widget's proof-of-work challenges; empty: one generated and kept in the database (or DOCSMITH_POW_HMAC_KEY_FILE)", set: func(c *Config, v string) error {
+			if v != "" && len(v) < 16 {
+				return errors.New("must be at least 16 characters, or empty for a generated key")
+			}
+			c.ProofOfWork.HMACKey = v
+			return nil
+		}},
+		{name: "pow_max_number", def: "50000", desc: "complexity of a proof-of-work challenge: the browser tries half this many SHA-256 hashes on average", set: integer(func(c *Config) *int { return &c.ProofOfWork.MaxNumber }, 1000)},
 		{name: "workflow_timezone", def: "UTC", desc: "IANA time zone that workflow cron schedules are read in, such as Europe/Berlin", set: func(c *Config, v string) error {
 			loc, err := loadZone(v)
 			if err != nil {

@@ -201,6 +201,11 @@ func (s *Server) assistantMessage(newStream func(http.ResponseWriter) aisdk.Stre
 		if err != nil {
 			return err
 		}
+		// Answers are what spends the team's model tokens: a domain
+		// under abuse may ask each of them for a proof of work.
+		if err := s.requireProofOfWork(w, r, d); err != nil {
+			return err
+		}
 		req, err := decodeAssistantRequest(w, r, s.MaxBodyBytes)
 		if err != nil {
 			return err

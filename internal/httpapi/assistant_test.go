@@ -20,6 +20,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/mcpserver"
+	"github.com/docsmith/docsmith/internal/pow"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
@@ -110,12 +111,16 @@ func newAssistantServerBody(t *testing.T, limits Limits, maxBody int64) *assista
 	domain(tenant.Domain{ID: "tern", OrgID: "acme", ProjectID: "acme-docs", SiteURL: "https://tern.example/docs", AllowedOrigins: []string{"https://tern.example"}, FinishThreadID: true,
 		Settings: tenant.DomainSettings{ReaderSecretFile: secretFile}})
 	domain(tenant.Domain{ID: "open", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"*"}})
+	domain(tenant.Domain{ID: "guarded", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"https://tern.example"}, Settings: tenant.DomainSettings{ProofOfWork: true}})
 	domain(tenant.Domain{ID: "globex-site", OrgID: "globex", ProjectID: "globex-docs", AllowedOrigins: []string{"https://tern.example"}})
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
 	s.globex, s.globexAdm = key("globex", apikey.Assistant), key("globex", apikey.Admin)
 
 	svc := assistant.New(assistant.Config{Index: index, Threads: store, Catalogs: store, Now: now})
+	proofOfWork, err := pow.New(pow.Config{HMACKey: []byte("a test key of 32 bytes, not more"), MaxNumber: 1000, Spent: ratelimit.New(store, now), Now: now})
+	check(err)
 	srv := New(Deps{
+		ProofOfWork:  proofOfWork,
 		Tenants:      tenants,
 		Assistant:    svc,
 		MCP:          mcpserver.New(svc, slog.New(slog.DiscardHandler), "test"),

@@ -20,10 +20,11 @@ const (
 	// (Chromium caps it at two hours).
 	corsMaxAge = 2 * time.Hour
 	// corsAllowHeaders are the request headers a widget sends.
-	corsAllowHeaders = "Authorization, Content-Type, X-Request-Id, " + readerTokenHeader
+	corsAllowHeaders = "Authorization, Content-Type, X-Request-Id, X-Docsmith-Pow, " + readerTokenHeader
 	// corsExposeHeaders are the response headers a widget may read: the
-	// thread, the request id, and the limits.
-	corsExposeHeaders = "X-Thread-Id, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset"
+	// thread, the request id, the limits, and where to fetch a
+	// proof-of-work challenge.
+	corsExposeHeaders = "X-Thread-Id, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Docsmith-Pow-Challenge"
 )
 
 // cors adds the CORS headers of the path's domain to a discovery endpoint's
@@ -41,21 +42,29 @@ func (s *Server) cors(h handlerFunc) handlerFunc {
 	}
 }
 
-// preflight answers a CORS preflight (OPTIONS) for a discovery endpoint.
+// preflight answers a CORS preflight (OPTIONS) for a discovery endpoint
+// taking POST.
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request) error {
-	h := w.Header()
-	h.Add("Vary", "Origin")
-	h.Add("Vary", "Access-Control-Request-Method")
-	h.Add("Vary", "Access-Control-Request-Headers")
-	h.Set("Allow", "POST, OPTIONS")
-	if origin := r.Header.Get("Origin"); origin != "" && s.originAllowed(r, origin) {
-		h.Set("Access-Control-Allow-Origin", origin)
-		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
-		h.Set("Access-Control-Max-Age", strconv.Itoa(int(corsMaxAge.Seconds())))
+	return s.preflightFor("POST, OPTIONS")(w, r)
+}
+
+// preflightFor answers a CORS preflight for an endpoint taking methods.
+func (s *Server) preflightFor(methods string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		h.Add("Vary", "Access-Control-Request-Method")
+		h.Add("Vary", "Access-Control-Request-Headers")
+		h.Set("Allow", methods)
+		if origin := r.Header.Get("Origin"); origin != "" && s.originAllowed(r, origin) {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Methods", methods)
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+			h.Set("Access-Control-Max-Age", strconv.Itoa(int(corsMaxAge.Seconds())))
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
 }
 
 // originAllowed reports whether the path's domain lets origin call it. A

@@ -57,6 +57,9 @@ type Deps struct {
 	// Demo serves the demo docs site under /demo/ (and GET / redirects
 	// there); nil when this install has no demo.
 	Demo http.Handler
+	// ProofOfWork hands out and checks the challenges of domains that ask
+	// for proof of work; nil answers those domains' assistant with 503.
+	ProofOfWork ProofOfWork
 	// Workflows runs agent workflows and takes forge webhooks
 	// (workflowrun.Service); nil answers their endpoints with 503.
 	Workflows Workflows

@@ -91,7 +91,7 @@ type DomainSettings struct {
 	// bound. Past either, answers come from search alone.
 	AnswersPerDay *int `json:"answers_per_day,omitempty"`
 	TokensPerDay  *int `json:"tokens_per_day,omitempty"`
-	// ProofOfWork makes every assistant request carry a solved challenge,
+	// ProofOfWork makes every assistant answer carry a solved challenge,
 	// for a domain under abuse.
 	ProofOfWork bool `json:"proof_of_work,omitempty"`
 }

@@ -7,6 +7,7 @@
 import { AbstractChat, DefaultChatTransport, type ChatState, type ChatStatus, type UIMessage } from 'ai';
 import { pagePath, type Config } from './config';
 import { NetworkError, readServerError } from './errors';
+import { powChallengeHeader, powHeader, solve, type Challenge } from './pow';
 
 /** ContextItem is what the reader points at, in the request's context shape. */
 export interface ContextItem {
@@ -212,9 +213,30 @@ export function contextItem(basePath: string, type: ContextItem['type'], value: 
  * offline, the server being down, and this origin not being allowed.
  */
 export async function guardedFetch(cfg: Config, input: RequestInfo | URL, init: RequestInit | undefined, hooks: Pick<ChatHooks, 'refusedOrigin'>): Promise<Response> {
-  let res: Response;
+  let res = await send(cfg, input, init, hooks);
+  // A domain that asks for proof of work says so in the refusal: solve a
+  // challenge and send the request once more with the solution.
+  if (res.status === 403 && res.headers.has(powChallengeHeader)) {
+    const headers = new Headers(init?.headers);
+    headers.set(powHeader, await proofOfWork(cfg, init?.signal ?? undefined, hooks));
+    res = await send(cfg, input, { ...init, headers }, hooks);
+  }
+  if (!res.ok) throw await readServerError(res);
+  return res;
+}
+
+/** proofOfWork fetches a challenge for the domain and solves it. */
+async function proofOfWork(cfg: Config, signal: AbortSignal | undefined, hooks: Pick<ChatHooks, 'refusedOrigin'>): Promise<string> {
+  const url = `${cfg.api}/discovery/v1/challenge/${encodeURIComponent(cfg.domain)}`;
+  const res = await send(cfg, url, { headers: { Authorization: `Bearer ${cfg.key}` }, credentials: 'omit', cache: 'no-store', signal }, hooks);
+  if (!res.ok) throw await readServerError(res);
+  return solve((await res.json()) as Challenge, signal);
+}
+
+/** send is one fetch whose network failure is explained as guardedFetch says. */
+async function send(cfg: Config, input: RequestInfo | URL, init: RequestInit | undefined, hooks: Pick<ChatHooks, 'refusedOrigin'>): Promise<Response> {
   try {
-    res = await fetch(input, withReaderToken(cfg, init));
+    return await fetch(input, withReaderToken(cfg, init));
   } catch (err) {
     if (init?.signal?.aborted) throw err;
     if (typeof navigator !== 'undefined' && navigator.onLine === false) throw new NetworkError('offline');
@@ -228,8 +250,6 @@ export async function guardedFetch(cfg: Config, input: RequestInfo | URL, init: 
     hooks.refusedOrigin();
     throw new NetworkError('refused-origin');
   }
-  if (!res.ok) throw await readServerError(res);
-  return res;
 }
 
 /**
