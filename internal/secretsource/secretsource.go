@@ -70,7 +70,7 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open secret file: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
 	info, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("stat secret file %s: %w", path, err)
