@@ -182,6 +182,8 @@ func (m *Main) Start(ctx context.Context) error {
 			AssistantPerKeyMonth: m.Config.Limits.AssistantPerKeyMonth,
 			AssistantPerOrgHour:  m.Config.Limits.AssistantPerOrgHour,
 			AssistantPerIPDay:    m.Config.Limits.AssistantPerIPDay,
+			AssistantPerIPMinute: m.Config.Limits.AssistantPerIPMinute,
+			AssistantPerIPBurst:  m.Config.Limits.AssistantPerIPBurst,
 		},
 		Log:            m.Log,
 		Registry:       registry,

@@ -100,6 +100,8 @@ type Limits struct {
 	AssistantPerKeyMonth  int
 	AssistantPerOrgHour   int
 	AssistantPerIPDay     int
+	AssistantPerIPMinute  int
+	AssistantPerIPBurst   int // per client IP per 10 seconds
 	AssistantPerKeyWindow time.Duration
 }
 
@@ -199,6 +201,8 @@ func table() []option {
 		{name: "limit_assistant_per_key_month", def: "10000", desc: "assistant requests per key per 30 days (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerKeyMonth }, 0)},
 		{name: "limit_assistant_per_org_hour", def: "10000", desc: "assistant requests per organization per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerOrgHour }, 0)},
 		{name: "limit_assistant_per_ip_day", def: "10000", desc: "assistant requests per client IP per day (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPDay }, 0)},
+		{name: "limit_assistant_per_ip_minute", def: "60", desc: "assistant requests per client IP per minute, so one client cannot spend the key's month or the organization's hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPMinute }, 0)},
+		{name: "limit_assistant_per_ip_burst", def: "20", desc: "assistant requests per client IP per 10 seconds (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPBurst }, 0)},
 		{name: "workflow_timezone", def: "UTC", desc: "IANA time zone that workflow cron schedules are read in, such as Europe/Berlin", set: func(c *Config, v string) error {
 			loc, err := loadZone(v)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,13 +56,18 @@ func (f fakeIndexer) Index(_ context.Context, d tenant.Domain) (assistant.IndexR
 
 func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	t.Helper()
+	return newAssistantServerAt(t, limits, func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) })
+}
+
+// newAssistantServerAt is newAssistantServer on the clock now.
+func newAssistantServerAt(t *testing.T, limits Limits, now func() time.Time) *assistantServer {
+	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	tenants := tenant.NewService(store, now)
 	site, err := docs.Load(os.DirFS(fixtureSite))
 	if err != nil {
@@ -110,6 +116,8 @@ func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 		Log:          slog.New(slog.DiscardHandler),
 		Ready:        store.Ping,
 		MaxBodyBytes: 64 << 10,
+		// The test client is the proxy: X-Forwarded-For names the reader.
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
 	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
