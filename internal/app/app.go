@@ -148,25 +148,27 @@ func (m *Main) Start(ctx context.Context) error {
 	if m.Config.Demo && b.Kind == BackendSQLite {
 		m.syncDemoWorkflows(ctx, tenants, workflows)
 	}
+	// Turns are written behind the answers, several per transaction; the
+	// writer outlives the HTTP server so that Shutdown can flush it.
+	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
+	assistantSvc := m.newAssistant(b, m.turns, registry)
 	stats := analytics.NewService(b.Analytics)
 	ui, err := dashboard.New(dashboard.Deps{
 		Tenants:        tenants,
 		Jobs:           jobs,
 		Analytics:      stats,
+		Spend:          assistantSvc,
 		Sessions:       websession.NewManager(b.Sessions, b.Tenants, m.Now),
 		Log:            m.Log,
 		Now:            m.Now,
 		TrustedProxies: m.Config.TrustedProxies,
 	})
 	if err != nil {
+		_ = m.turns.Close(ctx)
 		_ = b.Close()
 		return fmt.Errorf("build the dashboard: %w", err)
 	}
 	m.ui = ui
-	// Turns are written behind the answers, several per transaction; the
-	// writer outlives the HTTP server so that Shutdown can flush it.
-	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
-	assistantSvc := m.newAssistant(b.Index, b.Threads, m.turns, b.Catalogs)
 	limiter := ratelimit.New(b.Limits, m.Now)
 	proofOfWork, err := m.proofOfWork(ctx, b, limiter)
 	if err != nil {
@@ -189,6 +191,8 @@ func (m *Main) Start(ctx context.Context) error {
 			AssistantPerKeyMonth: m.Config.Limits.AssistantPerKeyMonth,
 			AssistantPerOrgHour:  m.Config.Limits.AssistantPerOrgHour,
 			AssistantPerIPDay:    m.Config.Limits.AssistantPerIPDay,
+			AssistantPerIPMinute: m.Config.Limits.AssistantPerIPMinute,
+			AssistantPerIPBurst:  m.Config.Limits.AssistantPerIPBurst,
 		},
 		Log:            m.Log,
 		Registry:       registry,

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
@@ -12,18 +14,21 @@ import (
 )
 
 // newAssistant is the assistant over the store's indexes, threads and page
-// catalogs, with the configured model providers; turns stores its answered
-// turns.
-func (m *Main) newAssistant(index search.Index, threads assistant.ThreadStore, turns assistant.TurnRecorder, catalogs assistant.CatalogStore) *assistant.Service {
+// catalogs, with the configured model providers and daily budget; turns
+// stores its answered turns, reg takes its metrics.
+func (m *Main) newAssistant(b *Backend, turns assistant.TurnRecorder, reg prometheus.Registerer) *assistant.Service {
 	models := m.modelConfig()
 	return assistant.New(assistant.Config{
-		Index:     index,
-		Threads:   threads,
-		Turns:     turns,
-		Catalogs:  catalogs,
-		OpenModel: func(name string) (llm.Model, error) { return llm.Open(name, models) },
-		Log:       m.Log,
-		Now:       m.Now,
+		Index:      b.Index,
+		Threads:    b.Threads,
+		Turns:      turns,
+		Catalogs:   b.Catalogs,
+		OpenModel:  func(name string) (llm.Model, error) { return llm.Open(name, models) },
+		Log:        m.Log,
+		Now:        m.Now,
+		Spend:      b.Spend,
+		Budget:     assistant.Budget{AnswersPerDay: m.Config.Budget.AnswersPerDay, TokensPerDay: m.Config.Budget.TokensPerDay},
+		Registerer: reg,
 	})
 }
 

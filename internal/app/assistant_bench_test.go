@@ -61,6 +61,7 @@ func BenchmarkAssistantStreams(b *testing.B) {
 		"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "false",
 		"DOCSMITH_OPENAI_BASE_URL": model.URL, "DOCSMITH_OPENAI_API_KEY": "bench",
 		"DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH": "0", "DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR": "0", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY": "0",
+		"DOCSMITH_LIMIT_ASSISTANT_PER_IP_MINUTE": "0", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_BURST": "0",
 	}
 	cfg, err := config.Bind(flag.NewFlagSet("bench", flag.ContinueOnError), true).Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {

@@ -74,6 +74,8 @@ type Backend struct {
 	// fresh from the store.
 	Index   search.Index
 	Threads assistant.ThreadStore
+	// Spend sums the threads' model answers for the daily budgets.
+	Spend assistant.SpendStore
 	// Catalogs holds each domain's page catalog, beside its index.
 	Catalogs assistant.CatalogStore
 	// Analytics reads the threads for the dashboard and the analytics API;
@@ -118,7 +120,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.Local = local
 		b.memory = search.NewMemory(local, memoryConfig(cfg, log))
 		b.tenants = tenant.NewCachedStore(local, tenantMaxAge, time.Now).CheckChanges(local.TenantChanges, tenantCheckEvery)
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = b.tenants, local, local, b.memory, local, local
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, local, local, b.memory, local, local, local
 		b.Analytics, b.Sessions, b.Workflows = local, local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
@@ -132,7 +134,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		memCfg.Shared = pg
 		b.memory = search.NewMemory(pg, memCfg)
 		b.tenants = tenant.NewCachedStore(pg, tenantMaxAge, time.Now)
-		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg
+		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg, pg
 		b.Analytics, b.Sessions, b.Workflows = pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name

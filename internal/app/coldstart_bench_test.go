@@ -145,7 +145,7 @@ func indexedSite(tb testing.TB, site string, env map[string]string) (key string,
 	env["DOCSMITH_DEMO"] = "false"
 	env["DOCSMITH_WORKERS"] = "0"
 	env["DOCSMITH_LOG_LEVEL"] = "warn"
-	for _, k := range []string{"DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH", "DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY"} {
+	for _, k := range []string{"DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH", "DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_MINUTE", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_BURST"} {
 		env[k] = "0"
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }

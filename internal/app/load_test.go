@@ -26,6 +26,7 @@ func TestThousandAssistantStreamsStoreEveryTurn(t *testing.T) {
 	}
 	s := assistantSetup(t,
 		"DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH=0", "DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR=0", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY=0",
+		"DOCSMITH_LIMIT_ASSISTANT_PER_IP_MINUTE=0", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_BURST=0",
 		"DOCSMITH_LOG_LEVEL=warn")
 	const streams = 1000
 	transport := &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true}

@@ -55,6 +55,7 @@ func BenchmarkMCPSearch(b *testing.B) {
 	env := map[string]string{
 		"DOCSMITH_DATA_DIR": dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "false",
 		"DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH": "0", "DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR": "0", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY": "0",
+		"DOCSMITH_LIMIT_ASSISTANT_PER_IP_MINUTE": "0", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_BURST": "0",
 	}
 	cfg, err := config.Bind(flag.NewFlagSet("bench", flag.ContinueOnError), true).Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {

@@ -137,7 +137,16 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		beat.stop()
 		return a.fail(ctx, st, t, err)
 	}
-	if isExtractive(a.domain.Model) {
+	// A domain past its day's budget answers as one without a model does,
+	// and says why first.
+	budgetNote := ""
+	if !isExtractive(a.domain.Model) {
+		if budgetNote = a.overBudget(ctx); budgetNote != "" {
+			t.Model = ModelExtractive
+		}
+	}
+	extractive := isExtractive(a.domain.Model) || budgetNote != ""
+	if extractive {
 		// Without a model to judge them, passages that share none of the
 		// question's key terms are not quoted as if they answered it.
 		ps = a.onTopic(ctx, ps)
@@ -156,7 +165,7 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		if err := writeText(st, t, text, []string{text}); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
-	case isExtractive(a.domain.Model):
+	case extractive:
 		beat.stop()
 		ps = bestPassages(ps)
 		t.Sources = turnSources(ps)
@@ -167,6 +176,11 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		t.Status = TurnAnswered
 		t.FirstTextTime = time.Since(a.started)
 		answer, pieces := extractiveText(ps, a.req.Question())
+		if budgetNote != "" {
+			answer = budgetNote + "\n\n" + answer
+			pieces = append([]string{budgetNote + "\n\n"}, pieces...)
+			a.svc.metrics.exhausted.WithLabelValues(a.domain.ID).Inc()
+		}
 		if err := writeText(st, t, answer, pieces); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
@@ -255,6 +269,8 @@ func (a *Answer) generate(ctx context.Context, st aisdk.Stream, t *Turn, ps []pa
 	}
 	t.Answer = answer.String()
 	t.InputTokens, t.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
+	a.svc.metrics.tokens.WithLabelValues(a.domain.ID, "input").Add(float64(t.InputTokens))
+	a.svc.metrics.tokens.WithLabelValues(a.domain.ID, "output").Add(float64(t.OutputTokens))
 	if writeErr != nil {
 		return nil, writeErr
 	}
@@ -270,6 +286,10 @@ func (a *Answer) generate(ctx context.Context, st aisdk.Stream, t *Turn, ps []pa
 
 // maxAnswerTokens bounds one model answer.
 const maxAnswerTokens = 1500
+
+// PaidModel says whether a domain model's answers cost the team tokens
+// (and so count against its daily budget).
+func PaidModel(model string) bool { return !isExtractive(model) }
 
 func isExtractive(model string) bool {
 	return model == "" || model == ModelExtractive || model == modelBuiltin

@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/llm"
@@ -147,6 +149,14 @@ type Config struct {
 	// MinScore is the relevance a passage needs (0: DefaultMinScore; a
 	// negative value takes every passage found).
 	MinScore float64
+	// Spend reads a domain's model spend for its daily budget; nil counts
+	// none, so no budget is ever spent.
+	Spend SpendStore
+	// Budget is the server's daily budget of a domain that sets none of
+	// its own (tenant.DomainSettings); 0 in a field is no bound.
+	Budget Budget
+	// Registerer takes the spend metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
 }
 
 // Service answers questions and serves search and page requests over the
@@ -162,6 +172,9 @@ type Service struct {
 	now       func() time.Time
 	heartbeat time.Duration
 	minScore  float64
+	spend     SpendStore
+	budget    Budget
+	metrics   spendMetrics
 
 	mu     sync.Mutex
 	models map[string]llm.Model
@@ -180,6 +193,9 @@ func New(cfg Config) *Service {
 		now:       cfg.Now,
 		heartbeat: cfg.Heartbeat,
 		minScore:  cfg.MinScore,
+		spend:     cfg.Spend,
+		budget:    cfg.Budget,
+		metrics:   newSpendMetrics(cfg.Registerer),
 		models:    map[string]llm.Model{},
 	}
 	if s.log == nil {

@@ -47,6 +47,7 @@ type Config struct {
 	MaxBodyBytes     int64
 	TrustedProxies   []netip.Prefix
 	Limits           Limits
+	Budget           Budget
 	Agent            Agent
 	Models           Models
 	Workflows        Workflows
@@ -117,7 +118,20 @@ type Limits struct {
 	AssistantPerKeyMonth  int
 	AssistantPerOrgHour   int
 	AssistantPerIPDay     int
+	AssistantPerIPMinute  int
+	AssistantPerIPBurst   int // per client IP per 10 seconds
 	AssistantPerKeyWindow time.Duration
+}
+
+// Budget is a domain's daily model budget where the domain sets none of its
+// own; 0 is no bound. A model answer costs about 2,000–4,000 tokens
+// (passages and history in, at most 1,500 out), so 2,000,000 tokens a day
+// is some 500–1,000 answers, a few dollars on the models a docs assistant
+// uses; 2,000 answers a day is six times a key's monthly request limit
+// spread evenly, room for a busy day.
+type Budget struct {
+	AnswersPerDay int
+	TokensPerDay  int
 }
 
 type option struct {
@@ -237,6 +251,10 @@ func table() []option {
 			return nil
 		}},
 		{name: "pow_max_number", def: "50000", desc: "complexity of a proof-of-work challenge: the browser tries half this many SHA-256 hashes on average", set: integer(func(c *Config) *int { return &c.ProofOfWork.MaxNumber }, 1000)},
+		{name: "assistant_answers_per_day", def: "2000", desc: "model answers per domain per UTC day before the assistant answers from search alone; a domain may set its own (0: no bound)", set: integer(func(c *Config) *int { return &c.Budget.AnswersPerDay }, 0)},
+		{name: "assistant_tokens_per_day", def: "2000000", desc: "model tokens (in + out) per domain per UTC day before the assistant answers from search alone; a domain may set its own (0: no bound)", set: integer(func(c *Config) *int { return &c.Budget.TokensPerDay }, 0)},
+		{name: "limit_assistant_per_ip_minute", def: "60", desc: "assistant requests per client IP per minute, so one client cannot spend the key's month or the organization's hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPMinute }, 0)},
+		{name: "limit_assistant_per_ip_burst", def: "20", desc: "assistant requests per client IP per 10 seconds (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerIPBurst }, 0)},
 		{name: "workflow_timezone", def: "UTC", desc: "IANA time zone that workflow cron schedules are read in, such as Europe/Berlin", set: func(c *Config, v string) error {
 			loc, err := loadZone(v)
 			if err != nil {

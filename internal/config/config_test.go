@@ -30,7 +30,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.DataDir != "./data" || c.Addr != "127.0.0.1:8080" || c.Workers != 4 || c.TurnTimeout != 15*time.Minute ||
-		c.Limits.AgentPerProjectHour != 100 || c.Limits.AssistantPerKeyMonth != 10000 || c.Limits.AssistantPerOrgHour != 10000 || c.Limits.AssistantPerIPDay != 10000 || !c.Demo {
+		c.Limits.AgentPerProjectHour != 100 || c.Limits.AssistantPerKeyMonth != 10000 || c.Limits.AssistantPerOrgHour != 10000 || c.Limits.AssistantPerIPDay != 10000 || c.Limits.AssistantPerIPMinute != 60 || c.Limits.AssistantPerIPBurst != 20 || c.Budget.AnswersPerDay != 2000 || c.Budget.TokensPerDay != 2000000 || !c.Demo {
 		t.Fatalf("defaults = %+v", c)
 	}
 }

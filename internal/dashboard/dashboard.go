@@ -22,6 +22,7 @@ import (
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
 )
@@ -49,6 +50,14 @@ type Deps struct {
 	// EventPoll is how often a job timeline looks for events of other
 	// processes.
 	EventPoll time.Duration
+	// Spend reads each domain's model spend today against its budget, for
+	// the settings page; nil leaves it out.
+	Spend SpendReader
+}
+
+// SpendReader reads a domain's model spend of the current day.
+type SpendReader interface {
+	DaySpend(ctx context.Context, d tenant.Domain) (assistant.DaySpend, error)
 }
 
 // Handler serves /ui/.

@@ -87,6 +87,7 @@ func newFixture(t *testing.T, tls bool) *fixture {
 		Log:       slog.New(slog.DiscardHandler),
 		Now:       f.now,
 		EventPoll: 20 * time.Millisecond,
+		Spend:     assistant.New(assistant.Config{Threads: store, Spend: store, Now: f.now, Budget: assistant.Budget{AnswersPerDay: 2000, TokensPerDay: 2_000_000}}),
 	})
 	check(err)
 	f.handler = h

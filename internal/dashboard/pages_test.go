@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/csv"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -454,5 +455,48 @@ func TestLoginLink(t *testing.T) {
 	form.Set("csrf", csrfOf(t, landing))
 	if p := other.post("/ui/login", form); p.status != http.StatusUnauthorized || !strings.Contains(p.body, "login link is not valid") {
 		t.Errorf("a link used twice: %d", p.status)
+	}
+}
+
+// TestSettingsShowSpend checks that the settings page shows each domain
+// with a model its spend today against its budget, and says when the
+// budget is spent; a domain without a model costs nothing and shows none.
+func TestSettingsShowSpend(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	ctx := t.Context()
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	if s := b.get("/ui/settings"); strings.Contains(s.body, "Model spend today") {
+		t.Fatal("a domain without a model shows a spend")
+	}
+
+	d, err := f.store.GetDomain(ctx, "tern")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Model = "openai/gpt-4o-mini"
+	thousand := 1000
+	d.Settings.TokensPerDay = &thousand
+	if err := f.store.UpdateDomain(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	now := f.now()
+	if err := f.store.CreateThread(ctx, assistant.Thread{ID: "thr_spend", Domain: "tern", OrgID: "acme", FP: "anonymous", CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.get("/ui/settings"); !strings.Contains(s.body, "Model spend today (UTC): 0 of 2000 answers, 0 of 1000 tokens.") {
+		t.Fatalf("settings lack the spend of tern:\n%s", s.body)
+	}
+	for i := range 2 {
+		_, err := f.store.AddTurn(ctx, assistant.Turn{ThreadID: "thr_spend", MessageID: fmt.Sprintf("msg_%d", i), FP: "anonymous", Question: "q", Answer: "a",
+			Model: d.Model, Status: assistant.TurnAnswered, InputTokens: 600, OutputTokens: 100, CreatedAt: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := b.get("/ui/settings")
+	if !strings.Contains(s.body, "Model spend today (UTC): 2 of 2000 answers, 1400 of 1000 tokens — budget spent") {
+		t.Fatalf("settings lack the spent budget of tern:\n%s", s.body)
 	}
 }

@@ -6,12 +6,17 @@ import (
 
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
 type domainSetting struct {
 	tenant.Domain
 	Snippet string
+	// Spend is the domain's model spend today against its budget; nil
+	// when the domain has no model (its answers cost nothing) or no
+	// SpendReader is configured.
+	Spend *assistant.DaySpend
 }
 
 type settingsView struct {
@@ -49,7 +54,15 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, v *viewer
 		key = secret
 	}
 	for _, d := range v.domains {
-		view.Domains = append(view.Domains, domainSetting{Domain: d, Snippet: widgetSnippet(strings.TrimRight(base, "/"), d, key)})
+		ds := domainSetting{Domain: d, Snippet: widgetSnippet(strings.TrimRight(base, "/"), d, key)}
+		if h.Spend != nil && assistant.PaidModel(d.Model) {
+			spend, err := h.Spend.DaySpend(r.Context(), d)
+			if err != nil {
+				return err
+			}
+			ds.Spend = &spend
+		}
+		view.Domains = append(view.Domains, ds)
 	}
 	return h.render(w, r, v, http.StatusOK, "settings", "Settings", "settings", view)
 }

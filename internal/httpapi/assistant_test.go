@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,12 +60,23 @@ func (f fakeIndexer) Index(_ context.Context, d tenant.Domain) (assistant.IndexR
 
 func newAssistantServer(t *testing.T, limits Limits) *assistantServer {
 	t.Helper()
-	return newAssistantServerBody(t, limits, 64<<10)
+	return newAssistantServerWith(t, limits, 64<<10, func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) })
 }
 
 // newAssistantServerBody is newAssistantServer with a body limit of
 // maxBody bytes.
 func newAssistantServerBody(t *testing.T, limits Limits, maxBody int64) *assistantServer {
+	return newAssistantServerWith(t, limits, maxBody, func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) })
+}
+
+// newAssistantServerAt is newAssistantServer on the clock now.
+func newAssistantServerAt(t *testing.T, limits Limits, now func() time.Time) *assistantServer {
+	return newAssistantServerWith(t, limits, 64<<10, now)
+}
+
+// newAssistantServerWith is newAssistantServer with a body limit of
+// maxBody bytes, on the clock now.
+func newAssistantServerWith(t *testing.T, limits Limits, maxBody int64, now func() time.Time) *assistantServer {
 	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, t.TempDir())
@@ -72,7 +84,6 @@ func newAssistantServerBody(t *testing.T, limits Limits, maxBody int64) *assista
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	tenants := tenant.NewService(store, now)
 	site, err := docs.Load(os.DirFS(fixtureSite))
 	if err != nil {
@@ -130,6 +141,8 @@ func newAssistantServerBody(t *testing.T, limits Limits, maxBody int64) *assista
 		Log:          slog.New(slog.DiscardHandler),
 		Ready:        store.Ping,
 		MaxBodyBytes: maxBody,
+		// The test client is the proxy: X-Forwarded-For names the reader.
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
 	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -50,19 +50,30 @@ func limited(w http.ResponseWriter, d ratelimit.Decision) error {
 // Month is the assistant key limit's window.
 const Month = 30 * 24 * time.Hour
 
-// assistantRules are the three assistant limits of SPEC §6 for one request.
+// BurstWindow is the window of the assistant's per client IP burst limit.
+const BurstWindow = 10 * time.Second
+
+// assistantRules are the assistant limits for one request: SPEC §6's three,
+// which are the ceilings, and the short per-IP windows below them. A store
+// records a hit only when every rule has room, so a client refused by its
+// short window spends nothing of the key's month or the organization's hour.
 func (s *Server) assistantRules(p tenant.Principal, clientIP netip.Addr) []ratelimit.Rule {
-	return []ratelimit.Rule{
-		{Name: "assistant requests per key", Key: "assistant:key:" + p.KeyID, Limit: s.Limits.AssistantPerKeyMonth, Window: Month},
-		{Name: "assistant requests per organization", Key: "assistant:org:" + p.OrgID, Limit: s.Limits.AssistantPerOrgHour, Window: time.Hour},
-		s.assistantIPRule(clientIP),
-	}
+	return append(s.assistantIPRules(clientIP),
+		ratelimit.Rule{Name: "assistant requests per key", Key: "assistant:key:" + p.KeyID, Limit: s.Limits.AssistantPerKeyMonth, Window: Month},
+		ratelimit.Rule{Name: "assistant requests per organization", Key: "assistant:org:" + p.OrgID, Limit: s.Limits.AssistantPerOrgHour, Window: time.Hour},
+	)
 }
 
-// assistantIPRule is the assistant's per client IP limit alone, for the
-// public discovery endpoints, which have no key to count against.
-func (s *Server) assistantIPRule(clientIP netip.Addr) ratelimit.Rule {
-	return ratelimit.Rule{Name: "assistant requests per client IP", Key: "assistant:ip:" + ratelimit.ClientKey(clientIP), Limit: s.Limits.AssistantPerIPDay, Window: 24 * time.Hour}
+// assistantIPRules are the assistant's per client IP limits alone (burst,
+// minute, day), also for the public discovery endpoints, which have no key
+// to count against.
+func (s *Server) assistantIPRules(clientIP netip.Addr) []ratelimit.Rule {
+	client := ratelimit.ClientKey(clientIP)
+	return []ratelimit.Rule{
+		{Name: "assistant requests per client IP", Key: "assistant:ip-burst:" + client, Limit: s.Limits.AssistantPerIPBurst, Window: BurstWindow},
+		{Name: "assistant requests per client IP", Key: "assistant:ip-minute:" + client, Limit: s.Limits.AssistantPerIPMinute, Window: time.Minute},
+		{Name: "assistant requests per client IP", Key: "assistant:ip:" + client, Limit: s.Limits.AssistantPerIPDay, Window: 24 * time.Hour},
+	}
 }
 
 // clientIP is the connection's peer, unless the peer is a trusted proxy: then

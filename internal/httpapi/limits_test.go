@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
@@ -149,3 +150,63 @@ func TestClientIPLimitBySubnet(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestAssistantShortIPLimits checks that one client IP firing far past its
+// burst is refused by its short window before it spends the long ones: the
+// key's month and the organization's hour count only the requests served,
+// and another client IP is still served.
+func TestAssistantShortIPLimits(t *testing.T) {
+	t.Parallel()
+	const burst = 5
+	// A stopped clock: every request falls in the same 10 seconds however
+	// slowly the machine runs them.
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	s := newAssistantServerAt(t, Limits{AssistantPerKeyMonth: 10000, AssistantPerOrgHour: 10000, AssistantPerIPDay: 10000, AssistantPerIPMinute: 60, AssistantPerIPBurst: burst},
+		func() time.Time { return now })
+	endpoints := []struct{ path, body string }{
+		{"/discovery/v1/search/tern", `{"query":"sync"}`},
+		{"/discovery/v1/page/tern", `{"path":"guides/sync"}`},
+		{v2Path, question},
+	}
+	served, refused := 0, 0
+	for i := range 40 {
+		c := endpoints[i%len(endpoints)]
+		r := s.post(c.path, s.assistant, c.body, "X-Forwarded-For", "203.0.113.7")
+		switch r.status {
+		case http.StatusOK:
+			served++
+		case http.StatusTooManyRequests:
+			refused++
+			if msg := r.errorMessage(t); !strings.Contains(msg, "per client IP is 5 per 10s") {
+				t.Fatalf("request %d refused by %q, want the burst limit", i, msg)
+			}
+			if r.header.Get("Retry-After") == "" {
+				t.Fatalf("request %d: 429 without Retry-After", i)
+			}
+		default:
+			t.Fatalf("request %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if served != burst || refused != 40-burst {
+		t.Fatalf("served %d, refused %d; want %d served", served, refused, burst)
+	}
+
+	// Only the served requests are in the long windows.
+	parsed, err := apikey.Parse(s.assistant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"assistant:key:" + parsed.ID, "assistant:org:acme", "assistant:ip:203.0.113.7"} {
+		_, usage, err := s.store.Take(t.Context(), now, "", []ratelimit.Rule{{Name: "probe", Key: key, Limit: 1 << 30, Window: Month}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used := usage[0].Used - 1; used != burst {
+			t.Errorf("%s counts %d requests, want the %d served", key, used, burst)
+		}
+	}
+
+	if r := s.post("/discovery/v1/search/tern", s.assistant, `{"query":"sync"}`, "X-Forwarded-For", "198.51.100.20"); r.status != http.StatusOK {
+		t.Fatalf("another client IP: %d %s", r.status, r.body)
+	}
+}

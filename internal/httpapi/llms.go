@@ -32,14 +32,14 @@ func (s *Server) llmsFull(w http.ResponseWriter, r *http.Request) error {
 
 // serveLLMs serves one of the llms files of the path's domain. They are
 // public, like the docs site they describe: no key, pages with access groups
-// left out, counted against the per-IP assistant limit only. An ETag lets a
+// left out, counted against the per-IP assistant limits only. An ETag lets a
 // client that has the file get a 304.
 func (s *Server) serveLLMs(w http.ResponseWriter, r *http.Request, render func(context.Context, llmstxt.Docs, tenant.Domain) ([]byte, error)) error {
 	d, err := s.publicDomain(r)
 	if err != nil {
 		return err
 	}
-	if err := s.limit(w, r, s.assistantIPRule(s.clientIP(r))); err != nil {
+	if err := s.limit(w, r, s.assistantIPRules(s.clientIP(r))...); err != nil {
 		return err
 	}
 	body, err := render(r.Context(), s.Assistant, d)

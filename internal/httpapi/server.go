@@ -29,6 +29,8 @@ type Limits struct {
 	AssistantPerKeyMonth int
 	AssistantPerOrgHour  int
 	AssistantPerIPDay    int
+	AssistantPerIPMinute int
+	AssistantPerIPBurst  int // per client IP per BurstWindow
 }
 
 // Deps is what the server needs.

@@ -177,6 +177,8 @@ func (d Decision) Message() string {
 
 func windowName(w time.Duration) string {
 	switch w {
+	case time.Minute:
+		return "minute"
 	case time.Hour:
 		return "hour"
 	case 24 * time.Hour:

@@ -173,3 +173,20 @@ func (s *Store) RateTurn(ctx context.Context, f assistant.Feedback) error {
 		f.Rating, f.Comment, utc(f.CreatedAt), f.ThreadID, f.MessageID)
 	return updated(tag, err, "answer", f.MessageID)
 }
+
+var _ assistant.SpendStore = (*Store)(nil)
+
+// DomainSpend sums the domain's turns since since that went to a model not
+// in free. The range on thread_turns_created reads only the period's turns.
+func (s *Store) DomainSpend(ctx context.Context, domain string, since time.Time, free []string) (assistant.Spend, error) {
+	var sp assistant.Spend
+	err := s.pool.QueryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(tt.input_tokens), 0), COALESCE(SUM(tt.output_tokens), 0)
+FROM thread_turns tt JOIN threads t ON t.id = tt.thread_id
+WHERE tt.created_at >= $1 AND t.domain = $2
+  AND NOT (tt.model = ANY($3)) AND tt.status NOT IN ($4, $5)`,
+		since, domain, free, assistant.TurnNotCovered, assistant.TurnNotIndexed).Scan(&sp.Answers, &sp.InputTokens, &sp.OutputTokens)
+	if err != nil {
+		return assistant.Spend{}, fmt.Errorf("sum the model spend of domain %s: %w", domain, err)
+	}
+	return sp, nil
+}

@@ -177,3 +177,25 @@ func (s *Store) RateTurn(ctx context.Context, f assistant.Feedback) error {
 		return updated(res, err, "answer", f.MessageID)
 	})
 }
+
+var _ assistant.SpendStore = (*Store)(nil)
+
+// DomainSpend sums the domain's turns since since that went to a model not
+// in free. The range on thread_turns_created reads only the period's turns.
+func (s *Store) DomainSpend(ctx context.Context, domain string, since time.Time, free []string) (assistant.Spend, error) {
+	freeJSON, err := json.Marshal(free)
+	if err != nil {
+		return assistant.Spend{}, fmt.Errorf("encode the free models: %w", err)
+	}
+	var sp assistant.Spend
+	err = s.read.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(tt.input_tokens), 0), COALESCE(SUM(tt.output_tokens), 0)
+FROM thread_turns tt JOIN threads t ON t.id = tt.thread_id
+WHERE tt.created_at >= ? AND t.domain = ?
+  AND tt.model NOT IN (SELECT value FROM json_each(?))
+  AND tt.status NOT IN (?, ?)`,
+		toMicros(since), domain, string(freeJSON), assistant.TurnNotCovered, assistant.TurnNotIndexed).Scan(&sp.Answers, &sp.InputTokens, &sp.OutputTokens)
+	if err != nil {
+		return assistant.Spend{}, fmt.Errorf("sum the model spend of domain %s: %w", domain, err)
+	}
+	return sp, nil
+}

@@ -18,6 +18,7 @@ func analyticsCases() []testCase {
 		{"Analytics/DomainTurns", testDomainTurns},
 		{"Analytics/InsightsAndGaps", testInsightsAndGaps},
 		{"Analytics/GapJobs", testGapJobs},
+		{"Analytics/DomainSpend", testDomainSpend},
 	}
 }
 
@@ -290,4 +291,41 @@ func testGapJobs(t *testing.T, s Store) {
 		t.Fatalf("GapJobs = %+v", got)
 	}
 	sameTime(t, "gap job", got[0].CreatedAt, t0)
+}
+
+// testDomainSpend checks that a domain's spend counts the turns of its
+// threads since the given time that went to a paid model, with their
+// tokens, and nothing else.
+func testDomainSpend(t *testing.T, s Store) {
+	ctx := t.Context()
+	day := baseTime().Truncate(24 * time.Hour)
+	must(t, s.CreateThread(ctx, assistant.Thread{ID: "th_old", Domain: "tern", OrgID: "acme", FP: "anonymous", CreatedAt: day.Add(-time.Hour), UpdatedAt: day.Add(-time.Hour)}), "CreateThread")
+	must(t, s.CreateThread(ctx, assistant.Thread{ID: "th_other", Domain: "other", OrgID: "acme", FP: "anonymous", CreatedAt: day, UpdatedAt: day}), "CreateThread")
+	turns := []struct {
+		thread, model, status string
+		at                    time.Time
+		in, out               int
+	}{
+		{"th_old", "openai/gpt-4o-mini", assistant.TurnAnswered, day.Add(-time.Minute), 1000, 100}, // yesterday
+		{"th_old", "openai/gpt-4o-mini", assistant.TurnAnswered, day.Add(time.Minute), 2000, 200},  // today, thread from yesterday
+		{"th_old", "openai/gpt-4o-mini", assistant.TurnFailed, day.Add(2 * time.Minute), 300, 0},
+		{"th_old", "openai/gpt-4o-mini", assistant.TurnNotCovered, day.Add(3 * time.Minute), 0, 0},
+		{"th_old", "extractive", assistant.TurnAnswered, day.Add(4 * time.Minute), 0, 0},
+		{"th_other", "openai/gpt-4o-mini", assistant.TurnAnswered, day.Add(5 * time.Minute), 5000, 500},
+	}
+	for i, tt := range turns {
+		_, err := s.AddTurn(ctx, assistant.Turn{ThreadID: tt.thread, MessageID: fmt.Sprintf("msg_%d", i), FP: "anonymous", Question: "q", Answer: "a",
+			Model: tt.model, Status: tt.status, InputTokens: tt.in, OutputTokens: tt.out, CreatedAt: tt.at})
+		must(t, err, "AddTurn")
+	}
+	got, err := s.DomainSpend(ctx, "tern", day, []string{"", "extractive", "builtin"})
+	must(t, err, "DomainSpend")
+	if want := (assistant.Spend{Answers: 2, InputTokens: 2300, OutputTokens: 200}); got != want {
+		t.Fatalf("DomainSpend(tern) = %+v, want %+v", got, want)
+	}
+	got, err = s.DomainSpend(ctx, "nobody", day, []string{"extractive"})
+	must(t, err, "DomainSpend")
+	if got != (assistant.Spend{}) {
+		t.Fatalf("DomainSpend(nobody) = %+v, want nothing", got)
+	}
 }

@@ -37,6 +37,7 @@ type Store interface {
 	ratelimit.Store
 	search.Source
 	assistant.ThreadStore
+	assistant.SpendStore
 	analytics.Store
 	websession.Store
 	assistant.CatalogStore
