@@ -157,7 +157,8 @@ func TestGitHubProtocol502AfterPushRetriesAndCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	tenants := tenant.NewService(store, time.Now)
+	// The local GitHub serves plain http, which the turn's git allows too.
+	tenants := tenant.NewService(store, time.Now).WithRemotePolicy(gitcli.RemotePolicy{AllowHTTP: true})
 	if _, err := tenants.CreateOrg(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}

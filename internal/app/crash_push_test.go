@@ -104,7 +104,10 @@ func TestCrashBetweenPushAndRecord(t *testing.T) {
 		{"key", "create", "--org", "acme", "--kind", "admin"},
 	} {
 		var stdout, stderr bytes.Buffer
-		env := cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, LookupEnv: func(string) (string, bool) { return "", false }}
+		// The blocking remote serves plain http, as the server below allows.
+		env := cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, LookupEnv: func(k string) (string, bool) {
+			return "true", k == "DOCSMITH_GIT_ALLOW_HTTP"
+		}}
 		if code := cli.Run(context.Background(), append(args, "--data", dir), env); code != 0 {
 			t.Fatalf("docsmith %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 		}

@@ -139,8 +139,16 @@ func giteaE2EWait(t *testing.T, key, url string) giteaE2EJob {
 func giteaE2ECLI(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
+	// The test Gitea serves plain http on the loopback: the operator
+	// allows it, as the server started beside it does.
 	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, LookupEnv: func(k string) (string, bool) {
-		return dir, k == "DOCSMITH_DATA_DIR"
+		switch k {
+		case "DOCSMITH_DATA_DIR":
+			return dir, true
+		case "DOCSMITH_GIT_ALLOW_HTTP":
+			return "true", true
+		}
+		return "", false
 	}}
 	if code := cli.Run(t.Context(), args, env); code != 0 {
 		t.Fatalf("docsmith %s: %d %s", strings.Join(args, " "), code, errOut.String())
