@@ -8,17 +8,19 @@ import (
 
 // WriteCSV writes rows as CSV (RFC 4180 quoting, "\n" line ends). Questions,
 // answers and comments come from anyone, so a cell that a spreadsheet could
-// run as a formula is defused: see formulaRisk.
+// run as a formula is defused: see formulaRisk. A bufio.Writer keeps its
+// first error and Flush returns it, so the writes before it are not checked
+// one by one.
 func WriteCSV(w io.Writer, rows [][]string) error {
 	bw := bufio.NewWriter(w)
 	for _, r := range rows {
 		for i, cell := range r {
 			if i > 0 {
-				bw.WriteByte(',')
+				_ = bw.WriteByte(',')
 			}
 			writeCell(bw, cell)
 		}
-		bw.WriteByte('\n')
+		_ = bw.WriteByte('\n')
 	}
 	return bw.Flush()
 }
@@ -32,12 +34,12 @@ func writeCell(bw *bufio.Writer, cell string) {
 		cell = "'" + cell
 	}
 	if !risky && !needsQuotes(cell) {
-		bw.WriteString(cell)
+		_, _ = bw.WriteString(cell)
 		return
 	}
-	bw.WriteByte('"')
-	bw.WriteString(strings.ReplaceAll(cell, `"`, `""`))
-	bw.WriteByte('"')
+	_ = bw.WriteByte('"')
+	_, _ = bw.WriteString(strings.ReplaceAll(cell, `"`, `""`))
+	_ = bw.WriteByte('"')
 }
 
 // formulaStarts are the characters that make a spreadsheet read a cell, or

@@ -209,7 +209,7 @@ func TestReadWebhookRefused(t *testing.T) {
 			}
 			// Only a verified delivery's sender is told what is wrong
 			// with its payload.
-			if wantUnverified := tt.want != ErrPayload || strings.Contains(tt.name, "delivery id"); errors.Is(err, ErrUnverified) != wantUnverified {
+			if wantUnverified := !errors.Is(tt.want, ErrPayload) || strings.Contains(tt.name, "delivery id"); errors.Is(err, ErrUnverified) != wantUnverified {
 				t.Fatalf("err = %v: wraps ErrUnverified %v, want %v", err, errors.Is(err, ErrUnverified), wantUnverified)
 			}
 		})
