@@ -77,9 +77,12 @@ if [ ! -f "$node_dir/.installed-$stamp" ]; then
 fi
 
 # docsmith: a store with one domain indexed from the corpus, an assistant
-# key, no rate limits (the load is the point), the extractive model.
+# key, no rate limits and no daily model budget (the load is the point), the
+# extractive model.
 export DOCSMITH_DATA_DIR="$work/data" DOCSMITH_DEMO=false DOCSMITH_LOG_LEVEL=warn \
-	DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH=0 DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR=0 DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY=0
+	DOCSMITH_LIMIT_ASSISTANT_PER_KEY_MONTH=0 DOCSMITH_LIMIT_ASSISTANT_PER_ORG_HOUR=0 DOCSMITH_LIMIT_ASSISTANT_PER_IP_DAY=0 \
+	DOCSMITH_LIMIT_ASSISTANT_PER_IP_MINUTE=0 DOCSMITH_LIMIT_ASSISTANT_PER_IP_BURST=0 \
+	DOCSMITH_ASSISTANT_ANSWERS_PER_DAY=0 DOCSMITH_ASSISTANT_TOKENS_PER_DAY=0
 # docsmith's endpoint also wants the reader's fingerprint; the others ignore it.
 jq -c '. + {fp: "anonymous"}' "$BODY" >"$work/body.json"
 BODY="$work/body.json"
