@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/secretsource"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/workflow"
 )
@@ -377,24 +377,15 @@ func refusable(err error) bool {
 
 // webhookSecret reads the secret the project names.
 func (s *Service) webhookSecret(p tenant.Project) ([]byte, error) {
-	var secret string
-	switch {
-	case p.WebhookSecretEnv != "":
-		v, ok := s.cfg.LookupEnv(p.WebhookSecretEnv)
-		if !ok || strings.TrimSpace(v) == "" {
-			return nil, s.noSecret(p, fmt.Sprintf("the variable %s it names is not set", p.WebhookSecretEnv))
-		}
-		secret = strings.TrimSpace(v)
-	case p.WebhookSecretFile != "":
-		b, err := readSmallFile(p.WebhookSecretFile)
-		if err != nil || strings.TrimSpace(string(b)) == "" {
-			return nil, s.noSecret(p, fmt.Sprintf("the file %s it names could not be read or is empty", p.WebhookSecretFile))
-		}
-		secret = strings.TrimSpace(string(b))
-	default:
+	src := secretsource.Source{Env: p.WebhookSecretEnv, File: p.WebhookSecretFile}
+	if !src.Named() {
 		return nil, s.noSecret(p, "it names none")
 	}
-	return []byte(secret), nil
+	secret, err := secretsource.Reader{LookupEnv: s.cfg.LookupEnv}.Read(src)
+	if err != nil {
+		return nil, s.noSecret(p, err.Error())
+	}
+	return secret, nil
 }
 
 // noSecret is the refusal of every delivery to a project without a
@@ -406,24 +397,6 @@ func (s *Service) noSecret(p tenant.Project, why string) error {
 		Message: fmt.Sprintf("project %s has no webhook secret (%s); every delivery is refused until 'docsmith project update %s --webhook-secret-env VAR' names one", p.ID, why, p.ID),
 		Cause:   fmt.Errorf("%w: %w", ErrBadSignature, workflow.ErrNoSecret),
 	}
-}
-
-// readSmallFile reads a secret file, refusing anything that is not a
-// small regular file.
-func readSmallFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > 64<<10 {
-		return nil, fmt.Errorf("%s is not a small regular file", name)
-	}
-	return io.ReadAll(io.LimitReader(f, 64<<10))
 }
 
 // repoName is "owner/name" of a repository URL, or "" for a local path.
