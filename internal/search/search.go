@@ -38,7 +38,17 @@ type Chunk struct {
 	Breadcrumb []string
 	// Text is the chunk's plain text, one line per paragraph, list item,
 	// table row or code line.
-	Text              string
+	Text string
+	// Markdown is the chunk as Markdown, what every surface shows: code
+	// fences with their info string and exact bytes, tables, lists, block
+	// quotes, links (site-relative ones made absolute) and image alt text
+	// kept, Mintlify components turned into their plain Markdown
+	// equivalents. The first part of a section with a heading starts with
+	// that heading as a Markdown heading line of its level.
+	Markdown string
+	// MarkdownOverlap is how many bytes at the start of Markdown repeat the
+	// end of the previous chunk's Markdown (see Overlap).
+	MarkdownOverlap   int
 	Version, Language string
 	// Groups are the access groups of the page (its "groups" front matter):
 	// a page with groups is shown only to readers in one of them.
