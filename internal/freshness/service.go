@@ -14,9 +14,9 @@ import (
 
 // Config is what a Service needs.
 type Config struct {
-	Tenants  Tenants
-	Heads    Heads
-	Indexer  Indexer
+	Tenants Tenants
+	Heads   Heads
+	Indexer Indexer
 	// Recorder keeps each build's outcome and each head seen (required).
 	Recorder *Recorder
 	// PollInterval is how often every branch a domain reads is compared
