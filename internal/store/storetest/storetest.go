@@ -23,6 +23,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -42,6 +43,7 @@ type Store interface {
 	websession.Store
 	assistant.CatalogStore
 	workflowrun.Store
+	freshness.Store
 	// CreateThread stores a thread with no turn yet, as fixtures need; the
 	// assistant stores a new thread with its first turn.
 	CreateThread(ctx context.Context, t assistant.Thread) error
@@ -101,6 +103,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, workflowJobCases()...)
 	cases = append(cases, workflowStoreCases()...)
 	cases = append(cases, checkedCases()...)
+	cases = append(cases, indexStateCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
