@@ -52,6 +52,10 @@ type Config struct {
 	Models           Models
 	Workflows        Workflows
 	ProofOfWork      ProofOfWork
+	// IndexPollInterval is how often the branch each domain reads is
+	// compared with the commit its index was built from (0: never; push
+	// webhooks and our own pushes still rebuild at once).
+	IndexPollInterval time.Duration
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
@@ -267,6 +271,7 @@ func table() []option {
 		{name: "workflow_new_run_while_active", def: "false", desc: "start a new job when a workflow is triggered while its run is active (false: queue the trigger on that run as a follow-up)", set: boolean(func(c *Config) *bool { return &c.Workflows.NewRunWhileActive })},
 		{name: "workflow_sync_interval", def: "5m", desc: "how often each project's base branch is checked for changed workflow files (a push webhook to it syncs at once)", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.SyncInterval }, 10*time.Second)},
 		{name: "workflow_tick", def: "30s", desc: "how often due workflow schedules are looked for", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.Tick }, time.Second)},
+		{name: "index_poll_interval", def: "60s", desc: "how often the branch each domain reads is checked for new commits, and its index rebuilt when it moved (0: no polling; a push webhook from the docs repository rebuilds at once)", set: durationOrOff(func(c *Config) *time.Duration { return &c.IndexPollInterval })},
 		{name: "webhook_concurrency", def: "16", desc: "forge webhooks one process reads at once, each up to 5 MiB before its signature is checked; more are answered 503 with Retry-After", set: integer(func(c *Config) *int { return &c.Workflows.WebhookReads }, 1)},
 	}
 }
@@ -358,6 +363,21 @@ func durationAtLeast(field func(*Config) *time.Duration, minimum time.Duration) 
 		d, err := time.ParseDuration(v)
 		if err != nil || d < minimum {
 			return fmt.Errorf("must be a duration like 30s or 5m, at least %s", minimum)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+// durationOrOff is a duration where 0 turns the work off.
+func durationOrOff(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if v == "0" {
+			d, err = 0, nil
+		}
+		if err != nil || d < 0 {
+			return errors.New("must be a duration like 30s or 5m, or 0 for never")
 		}
 		*field(c) = d
 		return nil

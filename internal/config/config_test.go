@@ -290,3 +290,28 @@ func TestWorkflowOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexPollInterval: a minute by default, 0 turns polling off, and a
+// negative or malformed value is refused naming the option.
+func TestIndexPollInterval(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{{"", time.Minute}, {"0", 0}, {"1s", time.Second}, {"15m", 15 * time.Minute}} {
+		env := map[string]string{}
+		if tc.value != "" {
+			env["DOCSMITH_INDEX_POLL_INTERVAL"] = tc.value
+		}
+		c, err := load(t, nil, env)
+		if err != nil || c.IndexPollInterval != tc.want {
+			t.Errorf("index_poll_interval %q = %s (%v), want %s", tc.value, c.IndexPollInterval, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"-1s", "soon"} {
+		_, err := load(t, nil, map[string]string{"DOCSMITH_INDEX_POLL_INTERVAL": bad})
+		if err == nil || !strings.Contains(err.Error(), "index_poll_interval") && !strings.Contains(err.Error(), "INDEX_POLL_INTERVAL") {
+			t.Errorf("index_poll_interval %q: %v, want an error naming the option", bad, err)
+		}
+	}
+}
