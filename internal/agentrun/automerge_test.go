@@ -1,6 +1,7 @@
 package agentrun
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -33,11 +34,17 @@ func automergeTurn(b *bundle) agentjob.Turn {
 func TestAutomergePushesToBase(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "builtin")
+	var told []string
+	b.runner.cfg.BasePushed = func(_ context.Context, p tenant.Project) { told = append(told, p.ID+"@"+p.BaseRef) }
 	turn := automergeTurn(b)
 	before := strings.TrimSpace(git(t, b.remote, "rev-parse", "main"))
 	out, err := b.runner.RunTurn(t.Context(), turn, b.prog)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Whatever reads the base branch is told of the push.
+	if len(told) != 1 || told[0] != turn.Project.ID+"@main" {
+		t.Fatalf("BasePushed was told %v, want the project once", told)
 	}
 	if !strings.HasSuffix(out.Summary, " Pushed to main.") || out.PRLink != "" || out.PRNumber != 0 || len(out.FilesChanged) != 1 {
 		t.Fatalf("outcome = %+v", out)

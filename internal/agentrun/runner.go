@@ -57,8 +57,12 @@ type Config struct {
 	RetryDelay time.Duration
 	// Context bounds each context repository a workflow run clones.
 	Context ContextLimits
-	Log     *slog.Logger
-	Now     func() time.Time
+	// BasePushed, when set, is told each time an automerge turn has pushed
+	// to the project's base branch, so that what reads that branch (the
+	// domains' indexes) can follow at once. It must not block.
+	BasePushed func(ctx context.Context, p tenant.Project)
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Runner runs turns; it implements agentjob.Runner.
@@ -335,6 +339,9 @@ func (r *Runner) publish(ctx context.Context, turn agentjob.Turn, creds *gitcli.
 	}
 	if automerge(job) {
 		out.Summary = strings.TrimSpace(cp.Summary + fmt.Sprintf(" Pushed to %s.", job.Branch))
+		if r.cfg.BasePushed != nil {
+			r.cfg.BasePushed(ctx, turn.Project)
+		}
 		return out, nil
 	}
 	if turn.Project.ForgeKind == tenant.ForgeLocal {

@@ -121,7 +121,11 @@ type WebhookResult struct {
 	// Synced is true when the push moved the project's own base ref and
 	// its workflows were read again.
 	Synced bool
-	Runs   []RunResult
+	// DocsPush is the push when it went to the project's own docs
+	// repository (any branch), for whoever keeps indexes of its branches
+	// fresh; nil otherwise.
+	DocsPush *Pushed
+	Runs     []RunResult
 }
 
 // ErrBadSignature wraps every webhook that fails verification.
@@ -329,7 +333,11 @@ func pushRunKey(pushed *Pushed, workflowID string) string {
 
 func (s *Service) handlePush(ctx context.Context, p tenant.Project, d workflow.Delivery, res *WebhookResult) error {
 	push := d.Push
-	if own := repoName(p.RepoURL); own != "" && strings.EqualFold(own, push.Repo) && push.Branch == p.BaseRef {
+	own := repoName(p.RepoURL)
+	if own != "" && strings.EqualFold(own, push.Repo) {
+		res.DocsPush = pushedBy(push)
+	}
+	if own != "" && strings.EqualFold(own, push.Repo) && push.Branch == p.BaseRef {
 		if _, err := s.Sync(ctx, p); err != nil {
 			// The workflows as last read still run.
 			s.cfg.Log.Warn("workflow sync after a push failed", "project", p.ID, "err", err)

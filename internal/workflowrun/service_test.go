@@ -458,9 +458,22 @@ func TestPushToTheDocsBaseSyncs(t *testing.T) {
 	if err != nil || !res.Synced {
 		t.Fatalf("a push to the docs base: %+v %v", res, err)
 	}
+	if res.DocsPush == nil || res.DocsPush.Repo != "acme/docs" || res.DocsPush.Branch != "main" {
+		t.Fatalf("the docs push is not reported: %+v", res.DocsPush)
+	}
 	l, err := s.List(ctx, e.project)
 	if err != nil || l.BaseSHA != "cccc" || len(l.Workflows) != 2 {
 		t.Fatalf("listing after the push: %+v %v", l, err)
+	}
+	// A push to another branch of the docs repository is reported too
+	// (a domain may read it); one to another repository is not.
+	h, body = giteaPush(t, e.secret, "d-10", "acme/docs", "beta")
+	if res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body)); err != nil || res.Synced || res.DocsPush == nil || res.DocsPush.Branch != "beta" {
+		t.Fatalf("a push to the docs repository's beta: %+v %v", res, err)
+	}
+	h, body = giteaPush(t, e.secret, "d-11", "acme/api", "main")
+	if res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body)); err != nil || res.DocsPush != nil {
+		t.Fatalf("a push to another repository: %+v %v", res, err)
 	}
 }
 
