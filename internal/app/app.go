@@ -29,6 +29,7 @@ import (
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/dashboard"
 	"github.com/docsmith/docsmith/internal/demosite"
+	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/httpapi"
 	"github.com/docsmith/docsmith/internal/llm"
@@ -53,6 +54,7 @@ type Main struct {
 	LookupEnv func(string) (string, bool)
 
 	backend  *Backend
+	fresh    *freshness.Service
 	turns    *assistant.TurnWriter
 	api      *httpapi.Server
 	ui       *dashboard.Handler
@@ -93,7 +95,11 @@ func (m *Main) Start(ctx context.Context) error {
 	// requests arrive.
 	b.Start(ctx, m.Config.Role != RoleWorker, m.Log)
 	tenants := tenant.NewService(b.Tenants, m.Now).WithRemotePolicy(RemotePolicy(m.Config))
-	indexer := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
+	built := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
+	registry := prometheus.NewRegistry()
+	// Every build, however asked for, is recorded as the domain's index
+	// state.
+	indexer := &RecordingIndexer{Indexer: built, Recorder: freshness.NewRecorder(b.IndexStates, m.Now, registry), Now: m.Now}
 	widgetBundle := widget.Embedded()
 	var demo http.Handler
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
@@ -109,7 +115,6 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 
 	hub := b.Hub
-	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if b.Local != nil {
 		// Group commit at work: fewer commits than transactions.
@@ -135,6 +140,18 @@ func (m *Main) Start(ctx context.Context) error {
 	// The agent reads the projects' repositories for the workflows too,
 	// in every role: a webhook on an API replica syncs them.
 	agent := m.agent(git)
+	// The domains' indexes follow their branches: pushes (webhooks, and
+	// our own automerge pushes) rebuild at once, and a poll catches the
+	// rest.
+	m.fresh = freshness.New(freshness.Config{
+		Tenants:      b.Tenants,
+		Heads:        runnerHeads{agent},
+		Indexer:      indexerBuilds{built},
+		Recorder:     indexer.Recorder,
+		PollInterval: m.Config.IndexPollInterval,
+		Now:          m.Now,
+		Log:          m.Log,
+	})
 	workflows := workflowrun.New(b.Workflows, b.Tenants, jobs, agent, workflowrun.Config{
 		Location:          m.Config.Workflows.Location,
 		DailyCap:          m.Config.Workflows.DailyCap,
@@ -184,6 +201,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Analytics: stats,
 		UI:        ui,
 		Indexer:   indexer,
+		Freshness: m.fresh,
 		Workflows: workflows,
 		Limiter:   limiter,
 		Limits: httpapi.Limits{
@@ -256,6 +274,9 @@ func (m *Main) Start(ctx context.Context) error {
 		// Every worker process ticks the schedules: each slot's key makes
 		// it start once, however many tick at the same time.
 		m.wg.Go(func() { workflows.Run(poolCtx) })
+		// And polls the domains' branches: of two replicas that both see a
+		// move, the second build finds the pages unchanged.
+		m.wg.Go(func() { m.fresh.Run(poolCtx) })
 	}
 	if demo != nil {
 		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
@@ -327,6 +348,9 @@ func (m *Main) Shutdown(ctx context.Context) error {
 		}
 	}
 	m.wg.Wait()
+	// Builds still running stop, writing nothing: the next start's poll
+	// finds the branch moved.
+	m.fresh.Close()
 	// Every answer has ended: store the turns still queued before the
 	// store closes.
 	flushCtx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), m.Config.ShutdownTimeout)
@@ -376,9 +400,21 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 			MaxFilesChanged: cfg.Agent.MaxFilesChanged,
 			MaxLinesChanged: cfg.Agent.MaxLinesChanged,
 		},
-		Log: m.Log,
-		Now: m.Now,
+		BasePushed: m.basePushed,
+		Log:        m.Log,
+		Now:        m.Now,
 	})
+}
+
+// basePushed rebuilds the indexes of the domains that read the base branch
+// an automerge turn has just pushed to.
+func (m *Main) basePushed(ctx context.Context, p tenant.Project) {
+	if m.fresh == nil {
+		return
+	}
+	if _, err := m.fresh.Pushed(context.WithoutCancel(ctx), p, p.BaseRef, "", freshness.ReasonAutomerge); err != nil {
+		m.Log.Warn("index: rebuild after an automerge push not started", "project", p.ID, "err", err)
+	}
 }
 
 // buildVersion is the main module's version as the Go toolchain stamped it

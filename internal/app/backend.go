@@ -17,6 +17,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	redislimit "github.com/docsmith/docsmith/internal/ratelimit/redis"
 	"github.com/docsmith/docsmith/internal/search"
@@ -85,6 +86,9 @@ type Backend struct {
 	// Workflows keeps each project's workflows, schedule slots and webhook
 	// deliveries.
 	Workflows workflowrun.Store
+	// IndexStates keeps what is known of each domain's index: the commit
+	// it was built from, the branch head last seen, the last failure.
+	IndexStates freshness.Store
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -121,7 +125,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.memory = search.NewMemory(local, memoryConfig(cfg, log))
 		b.tenants = tenant.NewCachedStore(local, tenantMaxAge, time.Now).CheckChanges(local.TenantChanges, tenantCheckEvery)
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, local, local, b.memory, local, local, local
-		b.Analytics, b.Sessions, b.Workflows = local, local, local
+		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = local, local, local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
@@ -135,7 +139,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.memory = search.NewMemory(pg, memCfg)
 		b.tenants = tenant.NewCachedStore(pg, tenantMaxAge, time.Now)
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg, pg
-		b.Analytics, b.Sessions, b.Workflows = pg, pg, pg
+		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = pg, pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

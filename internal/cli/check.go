@@ -66,15 +66,15 @@ func checkProject(ctx context.Context, cfg config.Config, b *app.Backend, env En
 	if err != nil {
 		return err
 	}
-	if err := x.CheckProject(ctx, p); err != nil {
+	if err := x.Indexer.CheckProject(ctx, p); err != nil {
 		return fmt.Errorf("project %s: %w (--check=false skips this check)", p.ID, err)
 	}
 	return nil
 }
 
 // newIndexer is the indexer of the CLI: the server's, on the same data
-// directory and backend.
-func newIndexer(cfg config.Config, b *app.Backend, env Env) (*assistant.Indexer, error) {
+// directory and backend, recording each build as the domain's index state.
+func newIndexer(cfg config.Config, b *app.Backend, env Env) (*app.RecordingIndexer, error) {
 	log := cfg.Logger(env.Stderr)
 	git, err := gitcli.New(app.GitConfig(cfg, log))
 	if err != nil {
@@ -84,7 +84,7 @@ func newIndexer(cfg config.Config, b *app.Backend, env Env) (*assistant.Indexer,
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
-	return app.NewIndexer(cfg, git, b.Tenants, b.Index, b.Catalogs, lookupEnv, log), nil
+	return app.NewRecordingIndexer(app.NewIndexer(cfg, git, b.Tenants, b.Index, b.Catalogs, lookupEnv, log), b), nil
 }
 
 // indexNew builds the index of a domain just created or changed, so that

@@ -54,6 +54,7 @@ Usage:
                          [--answers-per-day N] [--tokens-per-day N] [--proof-of-work]
   docsmith domain update --domain DOMAIN [any flag of domain create]   change only the flags given
   docsmith domain list [--org ORG]
+  docsmith domain status DOMAIN                                    the domain's index: commit, head, lag, last error
   docsmith key create --org ORG --kind admin|assistant [--name NAME]   prints only the secret
   docsmith key list [--org ORG] | key revoke --org ORG KEY_ID
   docsmith apply FILE                                              create what a set-up file describes
@@ -112,7 +113,7 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 	case "ui login":
 		return uiLogin(ctx, rest[1:], env)
 	case "org create", "org list", "project create", "project update", "project list", "domain create", "domain update", "domain list",
-		"key create", "key list", "key revoke", "config show",
+		"domain status", "key create", "key list", "key revoke", "config show",
 		"eval retrieval", "export llms-txt":
 		rest = rest[1:]
 		cmd += " " + sub
@@ -143,6 +144,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return domainUpdate(ctx, rest, env)
 	case "domain list":
 		return domainList(ctx, rest, env)
+	case "domain status":
+		return domainStatus(ctx, rest, env)
 	case "key create":
 		return keyCreate(ctx, rest, env)
 	case "key list":

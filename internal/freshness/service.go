@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -211,6 +212,9 @@ func (s *Service) Pushed(ctx context.Context, p tenant.Project, branch, head, re
 	if err != nil {
 		return nil, fmt.Errorf("list the domains of %s: %w", p.OrgID, err)
 	}
+	if strings.Trim(head, "0") == "" {
+		head = "" // a deleted branch, or not said
+	}
 	now := s.cfg.Now()
 	var ids []string
 	for _, d := range domains {
@@ -339,3 +343,22 @@ func (s *Service) Run(ctx context.Context) {
 func reason(err error) string {
 	return apperr.MessageOf(err)
 }
+
+// Status is a domain's index state with its lag at the time it was read.
+type Status struct {
+	State
+	Lag time.Duration
+}
+
+// Status reads the domain's index state.
+func (s *Service) Status(ctx context.Context, domain string) (Status, error) {
+	st, err := s.cfg.Recorder.store.IndexState(ctx, domain)
+	if err != nil {
+		return Status{}, err
+	}
+	return Status{State: st, Lag: st.Lag(s.cfg.Now())}, nil
+}
+
+// Recorder is the recorder the service writes to, for builds asked for
+// elsewhere ('docsmith index', the index endpoint).
+func (s *Service) Recorder() *Recorder { return s.cfg.Recorder }

@@ -31,6 +31,7 @@ func (s *Server) routes() http.Handler {
 	t.add("POST /v2/agent/{projectId}/workflows/{name}/run", s.handle(s.runWorkflow))
 	// Forge webhooks carry no key: the project's webhook secret signs them.
 	t.add("POST /v2/hooks/{projectId}", s.handle(s.webhook))
+	t.add("GET /v2/domains/{domain}", s.handle(s.getDomain))
 	t.add("POST /v2/domains/{domain}/index", s.handle(s.indexDomain))
 
 	t.add("GET /v2/analytics/{domain}/conversations", s.handle(s.analyticsConversations))

@@ -40,8 +40,12 @@ type Deps struct {
 	Assistant *assistant.Service
 	Analytics *analytics.Service
 	// UI serves the dashboard under /ui/; nil leaves it out.
-	UI             http.Handler
-	Indexer        Indexer
+	UI      http.Handler
+	Indexer Indexer
+	// Freshness rebuilds the indexes of the domains a push moved and
+	// reads their state; nil leaves pushes to workflows alone and answers
+	// the domain status with 503.
+	Freshness      Freshness
 	MCP            MCPServer
 	Limiter        *ratelimit.Limiter
 	Limits         Limits

@@ -228,6 +228,9 @@ type webhookJSON struct {
 	Ignored  *string           `json:"ignored"`
 	Synced   bool              `json:"synced"`
 	Runs     []workflowRunJSON `json:"runs"`
+	// Reindexed are the domains whose index the push rebuilds, in the
+	// background.
+	Reindexed []string `json:"reindexed"`
 }
 
 type workflowRunJSON struct {
@@ -239,12 +242,13 @@ type workflowRunJSON struct {
 
 func renderWebhook(res workflowrun.WebhookResult) webhookJSON {
 	out := webhookJSON{
-		Forge:    res.Forge,
-		Delivery: res.Delivery,
-		Replayed: res.Replayed,
-		Ignored:  stringOrNull(res.Ignored),
-		Synced:   res.Synced,
-		Runs:     make([]workflowRunJSON, len(res.Runs)),
+		Forge:     res.Forge,
+		Delivery:  res.Delivery,
+		Replayed:  res.Replayed,
+		Ignored:   stringOrNull(res.Ignored),
+		Synced:    res.Synced,
+		Runs:      make([]workflowRunJSON, len(res.Runs)),
+		Reindexed: []string{},
 	}
 	for i, run := range res.Runs {
 		out.Runs[i] = workflowRunJSON{
@@ -306,7 +310,9 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.webhookError(r, project, err)
 	}
-	writeJSON(w, http.StatusOK, renderWebhook(res))
+	out := renderWebhook(res)
+	out.Reindexed = s.reindexAfterPush(r, project, res.DocsPush)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
