@@ -17,43 +17,47 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/app"
+	"github.com/docsmith/docsmith/internal/cli"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/giteatest"
+	"github.com/docsmith/docsmith/internal/store/storetest"
 )
 
 // freshSite is a docs repository on a real Gitea and a docsmith data
 // directory with a domain over it, and the docsmith serving it now.
 type freshSite struct {
-	t        *testing.T
-	srv      *giteatest.Server
-	repoURL  string
-	dir      string
-	admin    string
-	reader   string
-	secret   string
-	main     *app.Main
-	base     string
-	client   *http.Client
-	logs     *lockedBuffer
-	restarts int
+	t       *testing.T
+	srv     *giteatest.Server
+	repoURL string
+	dir     string
+	admin   string
+	reader  string
+	secret  string
+	main    *app.Main
+	base    string
+	client  *http.Client
+	logs    *lockedBuffer
+	// dbURL, when set, is the PostgreSQL database the replicas share;
+	// each replica then has a data directory of its own.
+	dbURL string
 }
 
 const freshDomain = "quill"
 
-func newFreshSite(t *testing.T) *freshSite {
+func newFreshSite(t *testing.T, dbURL string) *freshSite {
 	t.Helper()
-	f := &freshSite{t: t, srv: giteatest.Start(t), dir: t.TempDir(), secret: "docs-hook-secret-0123456789", logs: &lockedBuffer{}}
+	f := &freshSite{t: t, srv: giteatest.Start(t), dir: t.TempDir(), secret: "docs-hook-secret-0123456789", logs: &lockedBuffer{}, dbURL: dbURL}
 	f.repoURL = f.srv.CreateRepo(t, "docs")
 	giteaE2EPush(t, f.repoURL, f.srv.User, f.srv.Token)
-	giteaE2ECLI(t, f.dir, "org", "create", "acme")
-	giteaE2ECLI(t, f.dir, "project", "create", "--org", "acme", "--id", "docs", "--repo", f.repoURL,
+	f.cli("org", "create", "acme")
+	f.cli("project", "create", "--org", "acme", "--id", "docs", "--repo", f.repoURL,
 		"--forge", "gitea", "--forge-url", f.srv.URL, "--token-env", "DOCS_FORGE_TOKEN",
 		"--webhook-secret-env", "DOCS_HOOK_SECRET", "--check=false")
 	// Not indexed by the command: the server does it.
-	giteaE2ECLI(t, f.dir, "domain", "create", "--org", "acme", "--domain", freshDomain, "--project", "docs",
+	f.cli("domain", "create", "--org", "acme", "--domain", freshDomain, "--project", "docs",
 		"--site-url", "https://docs.quill.example", "--index=false")
-	f.admin = strings.TrimSpace(giteaE2ECLI(t, f.dir, "key", "create", "--org", "acme", "--kind", "admin"))
-	f.reader = strings.TrimSpace(giteaE2ECLI(t, f.dir, "key", "create", "--org", "acme", "--kind", "assistant"))
+	f.admin = strings.TrimSpace(f.cli("key", "create", "--org", "acme", "--kind", "admin"))
+	f.reader = strings.TrimSpace(f.cli("key", "create", "--org", "acme", "--kind", "assistant"))
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	f.client = &http.Client{Transport: &validatingTransport{t: t, spec: mustSpec(t), next: transport}}
 	t.Cleanup(func() {
@@ -66,18 +70,34 @@ func newFreshSite(t *testing.T) *freshSite {
 	return f
 }
 
+// cli runs a docsmith command on the site's data directory or database.
+func (f *freshSite) cli(args ...string) string {
+	f.t.Helper()
+	var out, errOut bytes.Buffer
+	env := map[string]string{"DOCSMITH_DATA_DIR": f.dir, "DOCSMITH_GIT_ALLOW_HTTP": "true", "DOCSMITH_DATABASE_URL": f.dbURL}
+	if code := cli.Run(f.t.Context(), args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok && v != "" }}); code != 0 {
+		f.t.Fatalf("docsmith %s: %d %s", strings.Join(args, " "), code, errOut.String())
+	}
+	return out.String()
+}
+
 // start starts docsmith on the data directory, polling every poll (0: no
 // polling).
 func (f *freshSite) start(poll string) {
 	f.t.Helper()
+	dataDir := f.dir
+	if f.dbURL != "" {
+		dataDir = f.t.TempDir()
+	}
 	env := map[string]string{
-		"DOCSMITH_DATA_DIR": f.dir, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "false",
+		"DOCSMITH_DATA_DIR": dataDir, "DOCSMITH_DATABASE_URL": f.dbURL, "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "false",
 		"DOCSMITH_GIT_ALLOW_HTTP": "true", "DOCSMITH_QUEUE_POLL": "100ms", "DOCSMITH_LOG_LEVEL": "debug",
 		"DOCSMITH_INDEX_POLL_INTERVAL": poll, "DOCSMITH_WORKFLOW_TICK": "1h",
 		// The test reads every surface many times a second from one IP.
 		"DOCSMITH_LIMIT_ASSISTANT_PER_IP_BURST": "0", "DOCSMITH_LIMIT_ASSISTANT_PER_IP_MINUTE": "0",
 	}
-	cfg, err := config.Bind(flag.NewFlagSet("test", flag.ContinueOnError), true).Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	cfg, err := config.Bind(flag.NewFlagSet("test", flag.ContinueOnError), true).Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok && v != "" })
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -257,7 +277,7 @@ const (
 // status says why.
 func TestRealGiteaIndexFollowsTheRepository(t *testing.T) {
 	t.Parallel()
-	f := newFreshSite(t)
+	f := newFreshSite(t, "")
 
 	// Webhooks only: no poll.
 	f.start("0")
@@ -352,5 +372,44 @@ func TestRealGiteaIndexFollowsTheRepository(t *testing.T) {
 	}
 	if strings.Contains(f.logs.String(), f.srv.Token) {
 		t.Errorf("the log holds the forge token")
+	}
+}
+
+// TestRealGiteaPushServedByEveryReplica: two replicas on one PostgreSQL
+// database; Gitea delivers the push webhook to one of them, which
+// rebuilds the index; the other serves the new text through search, MCP
+// and llms-full.txt too, with no command run and no poll.
+func TestRealGiteaPushServedByEveryReplica(t *testing.T) {
+	t.Parallel()
+	a := newFreshSite(t, storetest.PostgresURL(t))
+	a.start("0")
+	b := *a
+	b.main = nil
+	b.start("0")
+	t.Cleanup(b.stop)
+	code, body := a.call(http.MethodPost, "/v2/domains/"+freshDomain+"/index", a.admin, "")
+	if code != http.StatusOK {
+		t.Fatalf("first index: %d %s", code, body)
+	}
+	b.waitServed(themesPhrase, themesPage, false, 10*time.Second)
+
+	rec := newDeliveryRecorder(t, a.base)
+	hook := map[string]any{
+		"type": "gitea", "active": true, "events": []string{"push"}, "branch_filter": "main",
+		"config": map[string]string{"url": rec.URL + "/v2/hooks/docs", "content_type": "json", "secret": a.secret},
+	}
+	a.srv.API(t, http.MethodPost, "/repos/"+a.srv.User+"/docs/hooks", mustJSONBytes(t, hook), http.StatusCreated, nil)
+	a.appendToPage(firstSitePage, hookPhrase)
+	if d := rec.wait(t); d.status != http.StatusOK {
+		t.Fatalf("the push delivery to replica a: %d %s", d.status, d.reply)
+	}
+	delivered := time.Now()
+	a.waitServed(hookPhrase, firstSitePage, false, 30*time.Second)
+	onA := time.Since(delivered)
+	b.waitServed(hookPhrase, firstSitePage, false, 10*time.Second)
+	t.Logf("served by the replica that took the webhook %s after the delivery, by the other %s after it",
+		onA.Round(time.Millisecond), time.Since(delivered).Round(time.Millisecond))
+	if sa, sb := a.status(), b.status(); sa.Commit == nil || sb.Commit == nil || *sa.Commit != *sb.Commit {
+		t.Fatalf("the replicas disagree on the indexed commit: %+v, %+v", sa, sb)
 	}
 }
