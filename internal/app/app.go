@@ -175,6 +175,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Jobs:           jobs,
 		Analytics:      stats,
 		Spend:          assistantSvc,
+		IndexStatus:    m.fresh,
 		Sessions:       websession.NewManager(b.Sessions, b.Tenants, m.Now),
 		Log:            m.Log,
 		Now:            m.Now,

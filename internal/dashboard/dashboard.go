@@ -23,6 +23,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
 )
@@ -53,6 +54,14 @@ type Deps struct {
 	// Spend reads each domain's model spend today against its budget, for
 	// the settings page; nil leaves it out.
 	Spend SpendReader
+	// IndexStatus reads what is known of each domain's search index, for
+	// the settings page; nil leaves it out.
+	IndexStatus IndexStatusReader
+}
+
+// IndexStatusReader reads a domain's index state (freshness.Service).
+type IndexStatusReader interface {
+	Status(ctx context.Context, domain string) (freshness.Status, error)
 }
 
 // SpendReader reads a domain's model spend of the current day.

@@ -52,6 +52,20 @@ var funcs = template.FuncMap{
 		}
 		return r
 	},
-	"list":   func(s ...string) []string { return s },
+	"list": func(s ...string) []string { return s },
+	// commit is a commit id as people compare them: its first 12 digits.
+	"commit": func(id string) string {
+		if len(id) > 12 {
+			return id[:12]
+		}
+		return id
+	},
+	"dur": func(d time.Duration) string {
+		if d < time.Second {
+			return d.Round(time.Millisecond).String()
+		}
+		return d.Round(100 * time.Millisecond).String()
+	},
+	"secs":   func(d time.Duration) string { return d.Round(time.Second).String() },
 	"status": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -17,6 +18,10 @@ type domainSetting struct {
 	// when the domain has no model (its answers cost nothing) or no
 	// SpendReader is configured.
 	Spend *assistant.DaySpend
+	// Ref is the branch the domain reads; Index what is known of its
+	// search index (nil when no IndexStatus is configured).
+	Ref   string
+	Index *freshness.Status
 }
 
 type settingsView struct {
@@ -54,7 +59,19 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, v *viewer
 		key = secret
 	}
 	for _, d := range v.domains {
-		ds := domainSetting{Domain: d, Snippet: widgetSnippet(strings.TrimRight(base, "/"), d, key)}
+		ds := domainSetting{Domain: d, Snippet: widgetSnippet(strings.TrimRight(base, "/"), d, key), Ref: d.Ref}
+		for _, p := range v.projects {
+			if p.ID == d.ProjectID {
+				ds.Ref = freshness.RefOf(d, p)
+			}
+		}
+		if h.IndexStatus != nil {
+			st, err := h.IndexStatus.Status(r.Context(), d.ID)
+			if err != nil {
+				return err
+			}
+			ds.Index = &st
+		}
 		if h.Spend != nil && assistant.PaidModel(d.Model) {
 			spend, err := h.Spend.DaySpend(r.Context(), d)
 			if err != nil {
