@@ -472,13 +472,13 @@ func TestWebhookAnswer(t *testing.T) {
 		t.Errorf("the service did not get the request's headers")
 	}
 	got := decodeObject(t, r.body)
-	if keys := keysOf(got); !slices.Equal(keys, []string{"delivery", "forge", "ignored", "replayed", "runs", "synced"}) {
+	if keys := keysOf(got); !slices.Equal(keys, []string{"delivery", "forge", "ignored", "reindexed", "replayed", "runs", "synced"}) {
 		t.Fatalf("keys %v", keys)
 	}
 	want := `{"forge":"gitlab","delivery":"uuid-1","replayed":false,"ignored":null,"synced":true,"runs":[` +
 		`{"workflow":"api-docs","jobId":"job-1","start":"created","refused":null},` +
 		`{"workflow":"changelog","jobId":"job-2","start":"queued","refused":null},` +
-		`{"workflow":"merge-it","jobId":null,"start":null,"refused":"automerge is not allowed for project docs"}]}`
+		`{"workflow":"merge-it","jobId":null,"start":null,"refused":"automerge is not allowed for project docs"}],"reindexed":[]}`
 	if strings.TrimSpace(r.body) != want {
 		t.Errorf("body\n%s\nwant\n%s", r.body, want)
 	}
@@ -490,7 +490,7 @@ func TestWebhookAnswer(t *testing.T) {
 	}
 	s.fake.mu.Unlock()
 	r = s.do(http.MethodPost, "/v2/hooks/docs", "", strings.NewReader(`{}`))
-	want = `{"forge":"github","delivery":"d-2","replayed":true,"ignored":"event \"ping\" is not a push","synced":false,"runs":[]}`
+	want = `{"forge":"github","delivery":"d-2","replayed":true,"ignored":"event \"ping\" is not a push","synced":false,"runs":[],"reindexed":[]}`
 	if r.status != http.StatusOK || strings.TrimSpace(r.body) != want {
 		t.Errorf("replayed delivery: %d %s", r.status, r.body)
 	}
