@@ -162,6 +162,10 @@ bench-assistant: ## Index build, retrieval latency, and 100 concurrent assistant
 	$(GO) test ./internal/store/sqlite -run '^$$' -bench 'BenchmarkSearch' -benchtime 3x
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench AssistantStreams -benchtime 500x
 
+.PHONY: bench-freshness
+bench-freshness: gitea ## Time from a push to search, MCP and llms-full.txt serving it, through the push webhook and through a 1s poll, on a real Gitea
+	DOCSMITH_GITEA_BIN="$$(./scripts/build-gitea.sh)" $(GO) test ./internal/app -run '^$$' -bench PushToServed -benchtime 10x
+
 .PHONY: bench-mcp
 bench-mcp: ## MCP search latency (p50, p99) from the Go SDK client to a running server, on a large docs site
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench MCPSearch -benchtime 2000x

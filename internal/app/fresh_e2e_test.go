@@ -26,7 +26,7 @@ import (
 // freshSite is a docs repository on a real Gitea and a docsmith data
 // directory with a domain over it, and the docsmith serving it now.
 type freshSite struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *giteatest.Server
 	repoURL string
 	dir     string
@@ -44,7 +44,7 @@ type freshSite struct {
 
 const freshDomain = "quill"
 
-func newFreshSite(t *testing.T, dbURL string) *freshSite {
+func newFreshSite(t testing.TB, dbURL string) *freshSite {
 	t.Helper()
 	f := &freshSite{t: t, srv: giteatest.Start(t), dir: t.TempDir(), secret: "docs-hook-secret-0123456789", logs: &lockedBuffer{}, dbURL: dbURL}
 	f.repoURL = f.srv.CreateRepo(t, "docs")

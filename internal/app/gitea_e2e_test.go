@@ -157,7 +157,7 @@ func giteaE2ECLI(t *testing.T, dir string, args ...string) string {
 }
 
 // giteaE2EPush puts the sample docs on the repository's main branch.
-func giteaE2EPush(t *testing.T, cloneURL, user, token string) {
+func giteaE2EPush(t testing.TB, cloneURL, user, token string) {
 	t.Helper()
 	u, err := url.Parse(cloneURL)
 	if err != nil {

@@ -239,7 +239,7 @@ type deliveryRecorder struct {
 	seen   chan struct{}
 }
 
-func newDeliveryRecorder(t *testing.T, target string) *deliveryRecorder {
+func newDeliveryRecorder(t testing.TB, target string) *deliveryRecorder {
 	t.Helper()
 	r := &deliveryRecorder{target: target, seen: make(chan struct{}, 16)}
 	u, err := url.Parse(target)
@@ -392,7 +392,7 @@ func apiCall(t *testing.T, key, method, url, body string, want int, out any) {
 
 func mustJSON(t *testing.T, v any) string { return string(mustJSONBytes(t, v)) }
 
-func mustJSONBytes(t *testing.T, v any) []byte {
+func mustJSONBytes(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
