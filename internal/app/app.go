@@ -159,6 +159,7 @@ func (m *Main) Start(ctx context.Context) error {
 		SyncInterval:      m.Config.Workflows.SyncInterval,
 		Tick:              m.Config.Workflows.Tick,
 		LookupEnv:         m.LookupEnv,
+		DocsPushed:        m.docsPushed,
 		Log:               m.Log,
 		Now:               m.Now,
 	})
@@ -405,6 +406,17 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 		Log:        m.Log,
 		Now:        m.Now,
 	})
+}
+
+// docsPushed rebuilds, in the background, the indexes of the domains that
+// read the branch a verified push webhook moved, and returns their ids.
+func (m *Main) docsPushed(ctx context.Context, p tenant.Project, push workflowrun.Pushed) []string {
+	ids, err := m.fresh.Pushed(context.WithoutCancel(ctx), p, push.Branch, push.After, freshness.ReasonPush)
+	if err != nil {
+		// The push is handled all the same; the poll catches up.
+		m.Log.Warn("index: rebuild after a push not started", "project", p.ID, "branch", push.Branch, "err", err)
+	}
+	return ids
 }
 
 // basePushed rebuilds the indexes of the domains that read the base branch

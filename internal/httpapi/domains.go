@@ -8,16 +8,11 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/freshness"
-	"github.com/docsmith/docsmith/internal/tenant"
-	"github.com/docsmith/docsmith/internal/workflowrun"
 )
 
-// Freshness keeps the domains' indexes at the heads of their branches
+// Freshness reads what is known of the domains' indexes
 // (freshness.Service).
 type Freshness interface {
-	// Pushed rebuilds, in the background, every domain of the project that
-	// reads branch, and returns their ids.
-	Pushed(ctx context.Context, p tenant.Project, branch, head, reason string) ([]string, error)
 	Status(ctx context.Context, domain string) (freshness.Status, error)
 }
 
@@ -96,21 +91,4 @@ func (s *Server) getDomain(w http.ResponseWriter, r *http.Request) error {
 		Model: d.Model, AllowedOrigins: origins, CreatedAt: formatTime(d.CreatedAt), Index: renderIndexStatus(st),
 	})
 	return nil
-}
-
-// reindexAfterPush rebuilds, in the background, the domains that read the
-// branch a verified push moved, and returns their ids. A failure to start
-// them is logged: the push was handled, and the poll catches up.
-func (s *Server) reindexAfterPush(r *http.Request, p tenant.Project, push *workflowrun.Pushed) []string {
-	if s.Freshness == nil || push == nil {
-		return []string{}
-	}
-	ids, err := s.Freshness.Pushed(context.WithoutCancel(r.Context()), p, push.Branch, push.After, freshness.ReasonPush)
-	if err != nil {
-		s.Log.WarnContext(r.Context(), "index: rebuild after a push not started", "project", p.ID, "branch", push.Branch, "err", err)
-	}
-	if ids == nil {
-		ids = []string{}
-	}
-	return ids
 }

@@ -42,9 +42,8 @@ type Deps struct {
 	// UI serves the dashboard under /ui/; nil leaves it out.
 	UI      http.Handler
 	Indexer Indexer
-	// Freshness rebuilds the indexes of the domains a push moved and
-	// reads their state; nil leaves pushes to workflows alone and answers
-	// the domain status with 503.
+	// Freshness reads the state of the domains' indexes; nil answers the
+	// domain status with 503.
 	Freshness      Freshness
 	MCP            MCPServer
 	Limiter        *ratelimit.Limiter

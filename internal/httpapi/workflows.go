@@ -248,7 +248,10 @@ func renderWebhook(res workflowrun.WebhookResult) webhookJSON {
 		Ignored:   stringOrNull(res.Ignored),
 		Synced:    res.Synced,
 		Runs:      make([]workflowRunJSON, len(res.Runs)),
-		Reindexed: []string{},
+		Reindexed: res.Reindexed,
+	}
+	if out.Reindexed == nil {
+		out.Reindexed = []string{}
 	}
 	for i, run := range res.Runs {
 		out.Runs[i] = workflowRunJSON{
@@ -310,9 +313,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.webhookError(r, project, err)
 	}
-	out := renderWebhook(res)
-	out.Reindexed = s.reindexAfterPush(r, project, res.DocsPush)
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, renderWebhook(res))
 	return nil
 }
 

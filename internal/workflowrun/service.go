@@ -43,8 +43,14 @@ type Config struct {
 	Tick time.Duration
 	// LookupEnv reads webhook secrets named by projects.
 	LookupEnv func(string) (string, bool)
-	Log       *slog.Logger
-	Now       func() time.Time
+	// DocsPushed, when set, is told of each verified push to a project's
+	// own docs repository (any branch) as soon as it is read, before the
+	// workflows are synced, so that what follows its branches (the
+	// domains' indexes) starts at once. It must not block; what it
+	// returns (the domains it rebuilds) is the result's Reindexed.
+	DocsPushed func(ctx context.Context, p tenant.Project, push Pushed) []string
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Service runs workflows.
@@ -121,11 +127,10 @@ type WebhookResult struct {
 	// Synced is true when the push moved the project's own base ref and
 	// its workflows were read again.
 	Synced bool
-	// DocsPush is the push when it went to the project's own docs
-	// repository (any branch), for whoever keeps indexes of its branches
-	// fresh; nil otherwise.
-	DocsPush *Pushed
-	Runs     []RunResult
+	// Reindexed are the domains whose indexes a push to the project's own
+	// docs repository rebuilds (Config.DocsPushed).
+	Reindexed []string
+	Runs      []RunResult
 }
 
 // ErrBadSignature wraps every webhook that fails verification.
@@ -334,8 +339,8 @@ func pushRunKey(pushed *Pushed, workflowID string) string {
 func (s *Service) handlePush(ctx context.Context, p tenant.Project, d workflow.Delivery, res *WebhookResult) error {
 	push := d.Push
 	own := repoName(p.RepoURL)
-	if own != "" && strings.EqualFold(own, push.Repo) {
-		res.DocsPush = pushedBy(push)
+	if own != "" && strings.EqualFold(own, push.Repo) && s.cfg.DocsPushed != nil {
+		res.Reindexed = s.cfg.DocsPushed(ctx, p, *pushedBy(push))
 	}
 	if own != "" && strings.EqualFold(own, push.Repo) && push.Branch == p.BaseRef {
 		if _, err := s.Sync(ctx, p); err != nil {

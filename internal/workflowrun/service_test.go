@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -451,29 +452,36 @@ func TestPushToTheDocsBaseSyncs(t *testing.T) {
 	t.Parallel()
 	e := setup(t, sqliteStore(t))
 	ctx := context.Background()
-	s := e.service(workflowrun.Config{})
+	var told []string
+	s := e.service(workflowrun.Config{DocsPushed: func(_ context.Context, p tenant.Project, push workflowrun.Pushed) []string {
+		told = append(told, p.ID+" "+push.Repo+" "+push.Branch)
+		return []string{"help-" + push.Branch}
+	}})
 	e.repos.set("cccc", files)
 	h, body := giteaPush(t, e.secret, "d-9", "acme/docs", "main")
 	res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body))
 	if err != nil || !res.Synced {
 		t.Fatalf("a push to the docs base: %+v %v", res, err)
 	}
-	if res.DocsPush == nil || res.DocsPush.Repo != "acme/docs" || res.DocsPush.Branch != "main" {
-		t.Fatalf("the docs push is not reported: %+v", res.DocsPush)
+	if !slices.Equal(res.Reindexed, []string{"help-main"}) {
+		t.Fatalf("the docs push was not told: %+v", res.Reindexed)
 	}
 	l, err := s.List(ctx, e.project)
 	if err != nil || l.BaseSHA != "cccc" || len(l.Workflows) != 2 {
 		t.Fatalf("listing after the push: %+v %v", l, err)
 	}
-	// A push to another branch of the docs repository is reported too
-	// (a domain may read it); one to another repository is not.
+	// A push to another branch of the docs repository is told too (a
+	// domain may read it); one to another repository is not.
 	h, body = giteaPush(t, e.secret, "d-10", "acme/docs", "beta")
-	if res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body)); err != nil || res.Synced || res.DocsPush == nil || res.DocsPush.Branch != "beta" {
+	if res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body)); err != nil || res.Synced || !slices.Equal(res.Reindexed, []string{"help-beta"}) {
 		t.Fatalf("a push to the docs repository's beta: %+v %v", res, err)
 	}
 	h, body = giteaPush(t, e.secret, "d-11", "acme/api", "main")
-	if res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body)); err != nil || res.DocsPush != nil {
+	if res, err := s.Webhook(ctx, e.project, h, bytes.NewReader(body)); err != nil || res.Reindexed != nil {
 		t.Fatalf("a push to another repository: %+v %v", res, err)
+	}
+	if want := []string{"docs acme/docs main", "docs acme/docs beta"}; !slices.Equal(told, want) {
+		t.Fatalf("told %q, want %q", told, want)
 	}
 }
 
