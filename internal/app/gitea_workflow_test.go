@@ -223,10 +223,12 @@ func TestRealGiteaWebhookRunsWorkflow(t *testing.T) {
 
 // delivery is one webhook request as Gitea sent it, and docsmith's reply.
 type delivery struct {
-	header http.Header
-	body   []byte
-	status int
-	reply  []byte
+	// arrived is when the recorder began to receive it.
+	arrived time.Time
+	header  http.Header
+	body    []byte
+	status  int
+	reply   []byte
 }
 
 // deliveryRecorder is a reverse proxy to docsmith that keeps each webhook
@@ -254,8 +256,9 @@ func newDeliveryRecorder(t testing.TB, target string) *deliveryRecorder {
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(reply))
 		body, _ := resp.Request.Context().Value(bodyKey{}).([]byte)
+		arrived, _ := resp.Request.Context().Value(arrivedKey{}).(time.Time)
 		r.mu.Lock()
-		r.got = append(r.got, delivery{header: resp.Request.Header.Clone(), body: body, status: resp.StatusCode, reply: reply})
+		r.got = append(r.got, delivery{arrived: arrived, header: resp.Request.Header.Clone(), body: body, status: resp.StatusCode, reply: reply})
 		r.mu.Unlock()
 		r.seen <- struct{}{}
 		return nil
@@ -265,9 +268,11 @@ func newDeliveryRecorder(t testing.TB, target string) *deliveryRecorder {
 		t.Fatal(err)
 	}
 	s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		arrived := time.Now()
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		proxy.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), bodyKey{}, body)))
+		ctx := context.WithValue(context.WithValue(req.Context(), bodyKey{}, body), arrivedKey{}, arrived)
+		proxy.ServeHTTP(w, req.WithContext(ctx))
 	}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.Serve(ln) }()
 	t.Cleanup(func() { _ = s.Close() })
@@ -276,6 +281,21 @@ func newDeliveryRecorder(t testing.TB, target string) *deliveryRecorder {
 }
 
 type bodyKey struct{}
+
+type arrivedKey struct{}
+
+// next waits up to a minute for the next delivery and returns it.
+func (r *deliveryRecorder) next(t testing.TB) delivery {
+	t.Helper()
+	select {
+	case <-r.seen:
+	case <-time.After(time.Minute):
+		t.Fatal("Gitea delivered no webhook within a minute")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.got[len(r.got)-1]
+}
 
 // wait returns the first delivery, waiting up to a minute for Gitea.
 func (r *deliveryRecorder) wait(t *testing.T) delivery {
