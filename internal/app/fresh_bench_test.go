@@ -62,7 +62,7 @@ func BenchmarkPushToServed(b *testing.B) {
 				took = append(took, f.waitServed(phrase, firstSitePage, false, time.Minute))
 				if rec != nil {
 					b.StopTimer()
-					d := rec.next(b)
+					d := rec.holding(b, phrase)
 					fromDelivery = append(fromDelivery, pushed.Add(took[len(took)-1]).Sub(d.arrived))
 					b.StartTimer()
 				}

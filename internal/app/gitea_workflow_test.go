@@ -284,17 +284,26 @@ type bodyKey struct{}
 
 type arrivedKey struct{}
 
-// next waits up to a minute for the next delivery and returns it.
-func (r *deliveryRecorder) next(t testing.TB) delivery {
+// holding waits up to a minute for a delivery whose body holds text and
+// returns it.
+func (r *deliveryRecorder) holding(t testing.TB, text string) delivery {
 	t.Helper()
-	select {
-	case <-r.seen:
-	case <-time.After(time.Minute):
-		t.Fatal("Gitea delivered no webhook within a minute")
+	deadline := time.After(time.Minute)
+	for {
+		r.mu.Lock()
+		for _, d := range r.got {
+			if bytes.Contains(d.body, []byte(text)) {
+				r.mu.Unlock()
+				return d
+			}
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.seen:
+		case <-deadline:
+			t.Fatalf("Gitea delivered no webhook holding %q within a minute", text)
+		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.got[len(r.got)-1]
 }
 
 // wait returns the first delivery, waiting up to a minute for Gitea.
