@@ -20,6 +20,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/pow"
 	"github.com/docsmith/docsmith/internal/ratelimit"
@@ -52,9 +53,9 @@ type assistantServer struct {
 
 type fakeIndexer struct{ s *assistantServer }
 
-func (f fakeIndexer) Index(_ context.Context, d tenant.Domain) (assistant.IndexResult, error) {
+func (f fakeIndexer) Index(_ context.Context, d tenant.Domain) (indexer.IndexResult, error) {
 	f.s.indexCalls = append(f.s.indexCalls, d.ID)
-	return assistant.IndexResult{Domain: d.ID, ProjectID: d.ProjectID, Ref: "main", Commit: strings.Repeat("a", 40),
+	return indexer.IndexResult{Domain: d.ID, ProjectID: d.ProjectID, Ref: "main", Commit: strings.Repeat("a", 40),
 		BuildStats: search.BuildStats{Pages: 6, Chunks: 6, Unchanged: 6, Duration: 12 * time.Millisecond}}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/widget"
@@ -77,9 +78,9 @@ type Deps struct {
 // hold at most 80 MiB.
 const DefaultWebhookReads = 16
 
-// Indexer builds a domain's search index (assistant.Indexer).
+// Indexer builds a domain's search index (indexer.Indexer).
 type Indexer interface {
-	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
+	Index(ctx context.Context, d tenant.Domain) (indexer.IndexResult, error)
 }
 
 // ErrShuttingDown is why a stream the server stopped has ended.
