@@ -24,10 +24,10 @@ var ErrBranchNotFound = projectrepo.ErrBranchNotFound
 
 // BaseSHA is projectrepo.Repos.BaseSHA.
 func (r *Runner) BaseSHA(ctx context.Context, p tenant.Project) (string, error) {
-	return r.repos.BaseSHA(ctx, p)
+	return r.repos().BaseSHA(ctx, p)
 }
 
 // ReadWorkflows is projectrepo.Repos.ReadWorkflows.
 func (r *Runner) ReadWorkflows(ctx context.Context, p tenant.Project) (string, []workflow.Workflow, []workflow.Problem, error) {
-	return r.repos.ReadWorkflows(ctx, p)
+	return r.repos().ReadWorkflows(ctx, p)
 }

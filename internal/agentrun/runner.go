@@ -64,8 +64,7 @@ type Config struct {
 
 // Runner runs turns; it implements agentjob.Runner.
 type Runner struct {
-	cfg   Config
-	repos *projectrepo.Repos
+	cfg Config
 }
 
 var _ agentjob.Runner = (*Runner)(nil)
@@ -84,8 +83,13 @@ func New(cfg Config) *Runner {
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = 30 * time.Second
 	}
-	repos := projectrepo.New(projectrepo.Config{Git: cfg.Git, WorkDir: cfg.WorkDir, LookupEnv: cfg.LookupEnv, Log: cfg.Log})
-	return &Runner{cfg: cfg, repos: repos}
+	return &Runner{cfg: cfg}
+}
+
+// repos reads projects' repositories with the Runner's git wrapper, work
+// directory and token lookup.
+func (r *Runner) repos() *projectrepo.Repos {
+	return projectrepo.New(projectrepo.Config{Git: r.cfg.Git, WorkDir: r.cfg.WorkDir, LookupEnv: r.cfg.LookupEnv, Log: r.cfg.Log})
 }
 
 // turnError is a failure whose message is meant for the job's caller as is.
@@ -514,7 +518,7 @@ func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout
 // credentials reads the project's forge token (projectrepo.Credentials),
 // a token that cannot be read failing the turn with what to fix.
 func (r *Runner) credentials(p tenant.Project) (*gitcli.Credentials, string, error) {
-	creds, source, err := r.repos.Credentials(p)
+	creds, source, err := projectrepo.Credentials(p, r.cfg.LookupEnv)
 	if err != nil {
 		return nil, source, &turnError{msg: apperr.MessageOf(err), err: err}
 	}

@@ -66,11 +66,14 @@ func New(cfg Config) *Repos {
 }
 
 // Credentials reads the project's forge token from the variable or file
-// it names, with lookupEnv for the variable; a project that names none
+// it names, with lookupEnv (nil: os.LookupEnv) for the variable; a project that names none
 // (a local or public remote) gets nil. source is the variable or file, for
 // messages that tell the operator where the token comes from. A token
 // that cannot be read is an apperr Conflict that says which.
 func Credentials(p tenant.Project, lookupEnv func(string) (string, bool)) (creds *gitcli.Credentials, source string, err error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
 	var token string
 	switch {
 	case p.TokenEnv != "":
