@@ -23,11 +23,11 @@ import (
 // workRepo is a git work tree the tests commit docs changes to; the
 // indexers read it as a project's remote.
 type workRepo struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
-func newWorkRepo(t *testing.T, files fs.FS) *workRepo {
+func newWorkRepo(t testing.TB, files fs.FS) *workRepo {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "docs")
 	must(t, os.CopyFS(dir, files))
@@ -64,7 +64,7 @@ type indexedDomain struct {
 	d tenant.Domain
 }
 
-func newIndexedDomain(t *testing.T, repo string) indexedDomain {
+func newIndexedDomain(t testing.TB, repo string) indexedDomain {
 	t.Helper()
 	e := setup(t)
 	_, err := e.tenants.CreateProject(t.Context(), tenant.Project{ID: "repo", OrgID: "acme", RepoURL: repo})
@@ -76,7 +76,7 @@ func newIndexedDomain(t *testing.T, repo string) indexedDomain {
 
 // fresh is a new domain over the same project in the same store, with an
 // indexer of its own that never built it.
-func (id indexedDomain) fresh(t *testing.T, domain string) indexedDomain {
+func (id indexedDomain) fresh(t testing.TB, domain string) indexedDomain {
 	t.Helper()
 	d, err := id.e.tenants.CreateDomain(t.Context(), tenant.Domain{ID: domain, OrgID: "acme", ProjectID: "repo", SiteURL: siteURL})
 	must(t, err)
@@ -317,7 +317,7 @@ func mutate(t *testing.T, repo *workRepo, rng *rand.Rand, step int) string {
 type navFile struct{ nav, file string }
 
 // navPageFiles lists the navigation's page entries that have a file.
-func navPageFiles(t *testing.T, repo *workRepo, cfgName string) []navFile {
+func navPageFiles(t testing.TB, repo *workRepo, cfgName string) []navFile {
 	t.Helper()
 	var cfg any
 	must(t, json.Unmarshal([]byte(repo.read(cfgName)), &cfg))

@@ -18,7 +18,7 @@ import (
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
-func newGit(t *testing.T) *gitcli.Git {
+func newGit(t testing.TB) *gitcli.Git {
 	t.Helper()
 	git, err := gitcli.New(gitcli.Config{HomeDir: t.TempDir()})
 	if err != nil {
@@ -419,7 +419,7 @@ func fixtureGitOutput(t *testing.T, dir string, args ...string) string {
 
 // fixtureGit runs git for a test fixture, with no configuration of the
 // machine's.
-func fixtureGit(t *testing.T, dir string, args ...string) {
+func fixtureGit(t testing.TB, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
