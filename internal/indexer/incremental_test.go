@@ -186,6 +186,7 @@ func TestIncrementalEqualsFullRebuild(t *testing.T) {
 				if res.Incremental {
 					incremental++
 				}
+				t.Logf("step %d: %s: incremental %v (%s), %d files read, %d pages cut", step, what, res.Incremental, res.Full, res.FilesRead, res.PagesChunked)
 				fresh := rebuilt.fresh(t, fmt.Sprintf("full-%d", step))
 				full, err := fresh.x.Index(t.Context(), fresh.d)
 				if err != nil {

@@ -85,7 +85,7 @@ type IndexResult struct {
 	// says why a build read the whole site instead ("" for the first build
 	// of the domain in this process).
 	Incremental bool
-	Full        string `json:",omitempty"`
+	Full        string
 	// FilesRead counts the files read from the repository (0 for a
 	// checkout or a plain folder, which are read on disk); PagesChunked
 	// the pages cut into chunks.

@@ -118,9 +118,20 @@ func (x *Indexer) memo(domain string) *memo {
 	return x.built[domain]
 }
 
+// maxRemembered bounds the domains an Indexer remembers the last build
+// of (a memo of a 1,000-page site is a few hundred KB); a domain
+// forgotten is read whole by its next build.
+const maxRemembered = 256
+
 func (x *Indexer) remember(domain string, m *memo) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if _, ok := x.built[domain]; !ok && len(x.built) >= maxRemembered {
+		for other := range x.built {
+			delete(x.built, other) // any one: memos are only a saving
+			break
+		}
+	}
 	x.built[domain] = m
 }
 
