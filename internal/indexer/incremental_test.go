@@ -96,9 +96,10 @@ func (id indexedDomain) chunks(t *testing.T) []search.Chunk {
 
 // TestIndexUpdateReadsOnlyWhatChanged: after a first build, a commit that
 // edits one page reads the config and that page and cuts that page alone;
-// a change to the navigation, or to a snippet a page includes, reads
-// everything again; a commit that touches nothing the docs read changes
-// nothing; a repository gone keeps the last index serving.
+// a page's file removed removes that page alone; a change to the
+// navigation reads everything again; a commit that touches nothing the
+// docs read changes nothing; a repository gone keeps the last index
+// serving.
 func TestIndexUpdateReadsOnlyWhatChanged(t *testing.T) {
 	t.Parallel()
 	repo := newWorkRepo(t, os.DirFS("testdata/site"))
@@ -128,6 +129,17 @@ func TestIndexUpdateReadsOnlyWhatChanged(t *testing.T) {
 	repo.commit("an unrelated file")
 	if res, err = id.x.Index(ctx, id.d); err != nil || !res.Incremental || res.FilesRead != 0 || res.Changed != 0 {
 		t.Fatalf("unrelated change = %+v, %v", res, err)
+	}
+
+	// A page's file removed (its entry left): the page leaves the index,
+	// nothing else is read.
+	must(t, os.Remove(filepath.Join(repo.dir, "guides", "audit.mdx")))
+	repo.commit("remove a page")
+	if res, err = id.x.Index(ctx, id.d); err != nil || !res.Incremental || res.Removed != 1 || res.Pages != 5 || res.FilesRead > 2 {
+		t.Fatalf("page removed = %+v, %v", res, err)
+	}
+	if _, err := id.e.svc.Page(ctx, id.d, "guides/audit", nil); err == nil {
+		t.Fatal("the removed page is still served")
 	}
 
 	cfg := repo.read("docs.json")

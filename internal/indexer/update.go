@@ -25,10 +25,12 @@ import (
 //
 //   - a file cutting touched (a snippet, a spec) → the whole site is read:
 //     any page may include it;
-//   - the file of a page (edited) → that page is read and cut again;
-//   - a page file deleted, or any other file loading touched (the config,
-//     a $ref, a name tried for a page that had no file) → the whole site
-//     is read: the navigation, or which file a page is, may have changed;
+//   - the file of a page, edited or removed → that page is read and cut
+//     again (a page whose file is gone leaves the index, unless another
+//     name its entry allows has a file: then everything is read);
+//   - any other file loading touched (the config, a $ref, a name tried for
+//     a page that had no file) → the whole site is read: the navigation,
+//     or which file a page is, may have changed;
 //   - a file no build touched (an image, a page no navigation names) → no
 //     effect.
 //
@@ -159,6 +161,7 @@ func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project,
 		return false, "the index does not hold what this process built last", nil
 	}
 	repage := map[string]bool{} // navigation paths to read again
+	gone := map[string]bool{}   // page files removed
 	if commit != prev.commit {
 		changes, err := m.Changes(ctx, prev.commit, commit)
 		if err != nil {
@@ -172,11 +175,14 @@ func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project,
 				return false, "the path to the docs root changed", nil
 			case prev.chunkReads[c.Path]:
 				return false, "a file pages include changed: " + c.Path, nil
-			case isPage && c.Blob == "":
-				return false, "a page's file was removed: " + c.Path, nil
 			case isPage:
+				// Edited, or removed: read again, a page removed is gone
+				// unless another of the names its entry allows has a file.
 				for _, np := range paths {
 					repage[np] = true
+				}
+				if c.Blob == "" {
+					gone[c.Path] = true
 				}
 			case prev.loadReads[c.Path]:
 				return false, "the navigation changed: " + c.Path, nil
@@ -231,9 +237,16 @@ func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project,
 			return false, "a page changed needs a file not read: " + path, nil
 		}
 	}
-	for np := range repage {
-		if pg := site.Pages[np]; pg == nil || !slices.Contains(prev.pageFiles[pg.File], np) {
-			return false, "a page's file changed: " + np, nil
+	for _, pg := range prev.pages {
+		if !repage[pg.path] {
+			continue
+		}
+		now := site.Pages[pg.path]
+		switch {
+		case now == nil && !gone[pg.file]:
+			return false, "a page could not be read again: " + pg.path, nil
+		case now != nil && now.File != pg.file:
+			return false, "a page's file changed: " + pg.path, nil
 		}
 	}
 	x.logSite(ctx, d, p, site)
@@ -241,7 +254,7 @@ func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project,
 	res.PagesChunked = len(catalog.Pages)
 
 	next := prev.at(commit)
-	next.pages = slices.Clone(prev.pages)
+	next.pages = make([]pageMemo, 0, len(prev.pages))
 	next.chunkReads = maps.Clone(prev.chunkReads)
 	maps.Copy(next.chunkReads, rec.cut)
 	byPage := map[string][]search.Chunk{}
@@ -256,26 +269,37 @@ func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project,
 	var removed []string
 	st := search.BuildStats{}
 	catalogChanged := false
-	for i, pg := range next.pages {
-		if repage[pg.path] {
-			cs := byPage[pg.path]
-			hash := ""
-			if len(cs) > 0 {
-				hash = cs[0].PageHash
-			}
-			switch {
-			case hash == pg.hash:
-			case hash == "":
-				removed = append(removed, pg.path)
-			default:
-				written = append(written, cs...)
-				st.Changed++
-			}
-			if !sameEntry(pg.entry, entries[pg.path]) {
-				catalogChanged = true
-			}
-			next.pages[i] = pageMemo{path: pg.path, file: pg.file, hash: hash, chunks: len(cs), entry: entries[pg.path]}
+	if len(gone) > 0 {
+		next.pageFiles = maps.Clone(prev.pageFiles)
+	}
+	for _, pg := range prev.pages {
+		if !repage[pg.path] {
+			next.pages = append(next.pages, pg)
+			continue
 		}
+		cs := byPage[pg.path]
+		hash := ""
+		if len(cs) > 0 {
+			hash = cs[0].PageHash
+		}
+		switch {
+		case hash == pg.hash:
+		case hash == "":
+			removed = append(removed, pg.path)
+		default:
+			written = append(written, cs...)
+			st.Changed++
+		}
+		if !sameEntry(pg.entry, entries[pg.path]) {
+			catalogChanged = true
+		}
+		if site.Pages[pg.path] == nil {
+			// Gone: a later build that finds a file for it again
+			// reads everything (the names tried stay in loadReads).
+			delete(next.pageFiles, pg.file)
+			continue
+		}
+		next.pages = append(next.pages, pageMemo{path: pg.path, file: pg.file, hash: hash, chunks: len(cs), entry: entries[pg.path]})
 	}
 	slices.Sort(removed)
 	if len(written) > 0 || len(removed) > 0 {
