@@ -270,7 +270,11 @@ func mutate(t *testing.T, repo *workRepo, rng *rand.Rand, step int) string {
 	}
 	pick := pages[rng.IntN(len(pages))]
 	word := fmt.Sprintf("zqx%dstep%d", rng.IntN(1000), step)
-	switch n := rng.IntN(10); {
+	n := rng.IntN(10)
+	if step == 1 {
+		n = 8 // the second step changes a snippet, where there are any
+	}
+	switch {
 	case n < 4 || step == 0: // edit a page (the first step always does)
 		src := repo.read(pick.file)
 		if rng.IntN(2) == 0 {
