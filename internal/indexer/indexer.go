@@ -115,9 +115,6 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 	}
 	res := IndexResult{Domain: d.ID, ProjectID: p.ID, Ref: ref}
 	start := time.Now()
-	defer func() {
-		res.Duration = time.Since(start)
-	}()
 
 	if dir, ok := projectrepo.PlainFolder(p.RepoURL); ok {
 		res.Ref = ""
