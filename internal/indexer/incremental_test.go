@@ -107,7 +107,7 @@ func TestIndexUpdateReadsOnlyWhatChanged(t *testing.T) {
 	ctx := t.Context()
 	first, err := id.x.Index(ctx, id.d)
 	must(t, err)
-	if first.Incremental || first.Full != "" || first.Pages != 6 {
+	if first.Incremental || first.FullReason != "" || first.Pages != 6 {
 		t.Fatalf("first build = %+v", first)
 	}
 
@@ -145,7 +145,7 @@ func TestIndexUpdateReadsOnlyWhatChanged(t *testing.T) {
 	cfg := repo.read("docs.json")
 	repo.write("docs.json", strings.Replace(cfg, `"name"`, `"description": "Tern docs", "name"`, 1))
 	repo.commit("config")
-	if res, err = id.x.Index(ctx, id.d); err != nil || res.Incremental || !strings.Contains(res.Full, "docs.json") {
+	if res, err = id.x.Index(ctx, id.d); err != nil || res.Incremental || !strings.Contains(res.FullReason, "docs.json") {
 		t.Fatalf("config change = %+v, %v", res, err)
 	}
 
@@ -198,13 +198,13 @@ func TestIncrementalEqualsFullRebuild(t *testing.T) {
 				if res.Incremental {
 					incremental++
 				}
-				t.Logf("step %d: %s: incremental %v (%s), %d files read, %d pages cut", step, what, res.Incremental, res.Full, res.FilesRead, res.PagesChunked)
+				t.Logf("step %d: %s: incremental %v (%s), %d files read, %d pages cut", step, what, res.Incremental, res.FullReason, res.FilesRead, res.PagesChunked)
 				fresh := rebuilt.fresh(t, fmt.Sprintf("full-%d", step))
 				full, err := fresh.x.Index(t.Context(), fresh.d)
 				if err != nil {
 					t.Fatalf("step %d (%s): full build: %v", step, what, err)
 				}
-				sameIndex(t, fmt.Sprintf("step %d (%s, incremental %v: %s)", step, what, res.Incremental, res.Full), live, fresh, res, full, questions)
+				sameIndex(t, fmt.Sprintf("step %d (%s, incremental %v: %s)", step, what, res.Incremental, res.FullReason), live, fresh, res, full, questions)
 			}
 			if incremental == 0 {
 				t.Errorf("no step was an incremental update")

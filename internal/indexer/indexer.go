@@ -81,11 +81,11 @@ type IndexResult struct {
 	// docs root of a plain folder.
 	LinksSkipped []string
 	// Incremental is true when the build read only the files changed
-	// since the commit of this indexer's last build of the domain; Full
-	// says why a build read the whole site instead ("" for the first build
-	// of the domain in this process).
+	// since the commit of this indexer's last build of the domain;
+	// FullReason says why a build read the whole site instead ("" for the
+	// first build of the domain in this process).
 	Incremental bool
-	Full        string
+	FullReason  string
 	// FilesRead counts the files read from the repository (0 for a
 	// checkout or a plain folder, which are read on disk); PagesChunked
 	// the pages cut into chunks.
@@ -129,7 +129,7 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 
 	if prev := x.memo(d.ID); prev != nil {
 		if why := prev.differs(p, ref, d.SiteURL); why != "" {
-			res.Full = why
+			res.FullReason = why
 		} else {
 			done, why, err := x.update(ctx, d, p, m, prev, &res)
 			if err != nil {
@@ -140,7 +140,7 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 				x.logBuilt(ctx, d, p, res)
 				return res, nil
 			}
-			res.Full = why
+			res.FullReason = why
 			res.Incremental, res.FilesRead, res.PagesChunked = false, 0, 0
 		}
 	}
@@ -250,7 +250,7 @@ func (x *Indexer) logSite(ctx context.Context, d tenant.Domain, p tenant.Project
 
 func (x *Indexer) logBuilt(ctx context.Context, d tenant.Domain, p tenant.Project, res IndexResult) {
 	x.cfg.Log.InfoContext(ctx, "index built", "domain", d.ID, "project", p.ID, "ref", res.Ref, "commit", res.Commit,
-		"incremental", res.Incremental, "full", res.Full, "files_read", res.FilesRead, "pages_chunked", res.PagesChunked,
+		"incremental", res.Incremental, "full_reason", res.FullReason, "files_read", res.FilesRead, "pages_chunked", res.PagesChunked,
 		"pages", res.Pages, "chunks", res.Chunks, "changed", res.Changed, "removed", res.Removed, "duration", res.Duration)
 }
 
