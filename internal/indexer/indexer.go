@@ -121,6 +121,8 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 		x.forget(d.ID)
 		return x.finish(ctx, d, p, &projectrepo.Docs{Dir: dir}, res, start)
 	}
+	// The mirror is held while it is read, not while the docs are cut:
+	// the other domains of the project read it meanwhile.
 	m, err := x.cfg.Repos.OpenMirror(ctx, p)
 	if err != nil {
 		return IndexResult{}, x.fetchFailed(ctx, d, p, ref, err)
@@ -142,9 +144,16 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 			}
 			res.FullReason = why
 			res.Incremental, res.FilesRead, res.PagesChunked = false, 0, 0
+			// update may have let go of the mirror.
+			m.Close()
+			if m, err = x.cfg.Repos.OpenMirror(ctx, p); err != nil {
+				return IndexResult{}, x.fetchFailed(ctx, d, p, ref, err)
+			}
+			defer m.Close()
 		}
 	}
 	src, err := m.ReadDocs(ctx, ref, projectrepo.DocsWorkspaces+projectrepo.WorkspaceName(d.ID)+"-")
+	m.Close()
 	if err != nil {
 		return IndexResult{}, x.fetchFailed(ctx, d, p, ref, err)
 	}
@@ -307,10 +316,10 @@ func (x *Indexer) CheckProject(ctx context.Context, p tenant.Project) error {
 	} else {
 		m, err := x.cfg.Repos.OpenMirror(ctx, p)
 		if err == nil {
-			defer m.Close()
 			// The check fills the repository's mirror: the first index
 			// build fetches only what changed since.
 			src, err = m.ReadDocs(ctx, p.BaseRef, "check-"+projectrepo.WorkspaceName(p.ID)+"-")
+			m.Close()
 		}
 		if err != nil {
 			if isAppErr(err) {

@@ -144,7 +144,7 @@ func (x *Indexer) forget(domain string) {
 }
 
 // update brings the domain's index from prev's commit to the tip of its
-// ref, reading only what changed. done is false, with why, when the whole
+// ref, reading only what changed; it closes m once it has read. done is false, with why, when the whole
 // site must be read instead; err is a failure to fetch, or to write the
 // index, after which nothing changed.
 func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project, m *projectrepo.Mirror, prev *memo, res *IndexResult) (done bool, why string, err error) {
@@ -212,6 +212,7 @@ func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project,
 		}
 	}
 	src, err := m.ReadFiles(ctx, commit, func(rel string) bool { return want[rel] })
+	m.Close() // all read
 	if err != nil {
 		x.cfg.Log.WarnContext(ctx, "index: changed files unreadable, reading everything", "domain", d.ID, "commit", commit, "err", err)
 		return false, "the changed files could not be read", nil

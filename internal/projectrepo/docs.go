@@ -81,7 +81,7 @@ func (r *Repos) OpenMirror(ctx context.Context, p tenant.Project) (*Mirror, erro
 	return &Mirror{repos: r, project: p, root: DocsRootPath(p.DocsRoot), m: m, creds: creds}, nil
 }
 
-// Close releases the mirror.
+// Close releases the mirror; closing it again does nothing.
 func (m *Mirror) Close() { _ = m.m.Close() }
 
 // DocsRootPath is a project's docs root as a path in its repository: ""
