@@ -170,7 +170,7 @@ type Change struct {
 // Changes lists the files of the docs root that differ between commits
 // from and to, both in the mirror (see gitcli.Mirror.ChangedFiles): a
 // rename is a deletion and an addition. A change on the way to the docs
-// root (the docs root made a link, say) comes as a change of "" .
+// root (the docs root made a link, say) comes as a change of "".
 func (m *Mirror) Changes(ctx context.Context, from, to string) ([]Change, error) {
 	fcs, err := m.m.ChangedFiles(ctx, from, to, m.root)
 	if err != nil {
