@@ -91,6 +91,8 @@ var loadSpec = sync.OnceValues(func() (*spec, error) {
 		}
 		return nil
 	}))
+	// A page's Markdown is text, checked as text/plain is.
+	openapi3filter.RegisterBodyDecoder("text/markdown", openapi3filter.PlainBodyDecoder)
 	doc, err := openapi3.NewLoader().LoadFromData(httpapi.OpenAPIDocument())
 	if err != nil {
 		return nil, fmt.Errorf("load openapi.json: %w", err)
