@@ -14,6 +14,10 @@ import (
 // Markdown.
 const MarkdownContentType = "text/markdown; charset=utf-8"
 
+// maxPagePathBytes bounds a page path in a URL; no docs page has a path
+// near it.
+const maxPagePathBytes = 1024
+
 // pageByPath answers GET /discovery/v1/page/{domain}/{path...}: the page as
 // the POST page endpoint gives it, with the same key, reader token, CORS and
 // limits. A path ending in ".md", or a request that accepts text/markdown,
@@ -35,6 +39,9 @@ func (s *Server) servePageByPath(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	raw := r.PathValue("path")
+	if len(raw) > maxPagePathBytes {
+		return apperr.New(apperr.Invalid, "the page path is %d bytes long, over the limit of %d", len(raw), maxPagePathBytes)
+	}
 	path, asMarkdown := strings.CutSuffix(raw, ".md")
 	asMarkdown = asMarkdown || acceptsMarkdown(r.Header.Values("Accept"))
 	if strings.TrimSpace(path) == "" {

@@ -45,6 +45,9 @@ func TestPageByPath(t *testing.T) {
 	if err := json.Unmarshal([]byte(missing.body), &nf); err != nil || missing.status != http.StatusNotFound || !strings.Contains(nf.Message, `"guides/nope" not found`) {
 		t.Errorf("unknown page: %d %s", missing.status, missing.body)
 	}
+	if r := s.do(http.MethodGet, "/discovery/v1/page/tern/"+strings.Repeat("a/", 600)+"x.md", s.assistant, ""); r.status != http.StatusBadRequest || !strings.Contains(r.body, "over the limit") {
+		t.Errorf("a page path of 1,200 bytes: %d %s", r.status, r.body)
+	}
 	if r := s.do(http.MethodGet, "/discovery/v1/page/tern/guides/sync.md", "", ""); r.status != http.StatusUnauthorized {
 		t.Errorf("without a key: %d %s", r.status, r.body)
 	}
