@@ -22,12 +22,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/mdblock"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -87,7 +87,7 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        ToolSearch,
 		Title:       "Search the docs",
-		Description: "Search the documentation for passages that match a query, best first. Each passage has its page's title, path and URL, and its text.",
+		Description: "Search the documentation for passages that match a query, best first. Each passage has its page's title, path and URL, and its Markdown.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.search)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -243,7 +243,7 @@ type Passage struct {
 	Path       string   `json:"path" jsonschema:"the page's path, for get_page"`
 	URL        string   `json:"url"`
 	Heading    string   `json:"heading,omitempty"`
-	Text       string   `json:"text"`
+	Text       string   `json:"text" jsonschema:"the passage as Markdown"`
 	Score      float64  `json:"score" jsonschema:"relevance from 0 to 1"`
 	Breadcrumb []string `json:"breadcrumb,omitempty"`
 }
@@ -281,7 +281,8 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		text.WriteString("No passage of the docs matches this query; try other words.")
 	}
 	for i, r := range results {
-		passage := truncate(r.Text, MaxPassageBytes, "\n[passage cut here; read the whole page with get_page]")
+		shown, _ := r.Display()
+		passage := mdblock.Cut(shown, MaxPassageBytes, "\n[passage cut here; read the whole page with get_page]")
 		out.Passages[i] = Passage{Title: r.Title, PageTitle: r.PageTitle, Path: r.PagePath, URL: r.URL, Heading: r.Heading,
 			Text: passage, Score: r.Score, Breadcrumb: r.Breadcrumb}
 		if i > 0 {
@@ -327,27 +328,14 @@ func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPage
 		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: content, Truncated: cut}, nil
 }
 
-// pageContent is a page's text as get_page and a resource read return it:
-// at most MaxPageBytes of it, then a marker if the page is longer; cut
-// says which.
+// pageContent is a page's Markdown as get_page and a resource read return
+// it: at most MaxPageBytes of it, cut between lines with a fence it leaves
+// open closed, then a marker if the page is longer; cut says which.
 func pageContent(text string) (content string, cut bool) {
 	if len(text) <= MaxPageBytes {
 		return text, false
 	}
-	return truncate(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes)), true
-}
-
-// truncate returns text if it is at most limit bytes long, and otherwise its
-// first limit bytes or less, ending on a whole character, followed by marker.
-func truncate(text string, limit int, marker string) string {
-	if len(text) <= limit {
-		return text
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + marker
+	return mdblock.Cut(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes)), true
 }
 
 // readPage serves docs://page/{path}, a page the reader may see.

@@ -316,3 +316,45 @@ func pageCut(text string, size int) bool {
 	}
 	return strings.Contains(text[i:], fmt.Sprintf("it is %d bytes, over the limit of %d", size, mcpserver.MaxPageBytes))
 }
+
+// TestMarkdownServed checks that passages are the chunks' Markdown (their
+// text for a chunk indexed without it), and that a page cut to the limit
+// inside a code block gets the block closed before the marker.
+func TestMarkdownServed(t *testing.T) {
+	t.Parallel()
+	md := "## Configure\n\n```yaml\nkettle:\n  water: soft\n```\n"
+	results := []assistant.SearchResult{
+		{Hit: search.Hit{Chunk: search.Chunk{PagePath: "guides/setup", Text: "Configure kettle: water: soft", Markdown: md}}},
+		{Hit: search.Hit{Chunk: search.Chunk{PagePath: "guides/old", Text: "indexed before Markdown"}}},
+	}
+	code := "```yaml\n" + strings.Repeat("key:\n  value: 1\n", mcpserver.MaxPageBytes/16) + "```\n"
+	docs := &countingDocs{results: results, page: "# Setup\n\n" + code}
+	cs := connect(t, docs)
+	ctx := t.Context()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolSearch, Arguments: map[string]any{"query": "kettle"}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	var found mcpserver.SearchOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &found); err != nil || len(found.Passages) != 2 {
+		t.Fatalf("search output: %v, %+v", err, found)
+	}
+	if found.Passages[0].Text != md || found.Passages[1].Text != "indexed before Markdown" {
+		t.Errorf("passages = %q, %q; want the Markdown, then the text", found.Passages[0].Text, found.Passages[1].Text)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, md) {
+		t.Errorf("search text %q does not hold the passage's Markdown", text)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolGetPage, Arguments: map[string]any{"path": "guides/setup"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_page: %v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	kept, _, ok := strings.Cut(text, "\n\n[page cut here: ")
+	if !ok || !strings.HasSuffix(kept, "\n  value: 1\n```") || strings.Count(kept, "```") != 2 {
+		t.Errorf("a page cut inside its code block ends %q", text[max(0, len(text)-200):])
+	}
+}
