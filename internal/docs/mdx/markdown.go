@@ -305,10 +305,21 @@ func (b *builder) mdHeading() {
 	b.prevItem = false
 }
 
-func (b *builder) push(c container) {
+// maxContainers bounds the nesting the Markdown shows: deeper quotes, list
+// items and components add no prefix of their own (their content stays in
+// the container above), so that hostile nesting cannot make every line's
+// prefix, and the output, grow with the page.
+const maxContainers = 32
+
+// push opens a container, and reports whether it did.
+func (b *builder) push(c container) bool {
+	if len(b.stack) >= maxContainers {
+		return false
+	}
 	b.nextID++
 	c.id = b.nextID
 	b.stack = append(b.stack, c)
+	return true
 }
 
 // popTo removes the containers from stack[k] up, writing their titles if
@@ -375,7 +386,9 @@ func (b *builder) mdOpen(t token) {
 	}
 	c := b.component(t)
 	c.inline = !t.flow
-	b.push(c)
+	if !b.push(c) {
+		return
+	}
 	if t.self {
 		if t.flow {
 			b.popTo(len(b.stack) - 1)
@@ -673,7 +686,9 @@ func (b *builder) setQuote(n int) {
 		return
 	}
 	for range n - len(at) {
-		b.push(container{quote: true, first: "> ", cont: "> "})
+		if !b.push(container{quote: true, first: "> ", cont: "> "}) {
+			return
+		}
 	}
 }
 
