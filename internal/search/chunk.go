@@ -135,7 +135,7 @@ func pageChunks(site *docs.Site, np docs.NavPage, p *docs.Page, base string) []C
 			i = j
 			continue
 		}
-		for part, pc := range splitLines(lines) {
+		for part, pc := range splitLines(text, lines) {
 			emit(first, pc, part)
 		}
 		i = j
@@ -332,13 +332,25 @@ type piece struct {
 // AssemblePage).
 func makePiece(lines []mdx.Line, carried, overlap int) piece {
 	pc := piece{text: linesText(lines), overlap: overlap}
+	pc.md, pc.mdOverlap = joinMarkdown(lines, carried)
+	return pc
+}
+
+// joinMarkdown is the Markdown of a part made of lines, and where the
+// Markdown of its first line not carried from the part before starts.
+func joinMarkdown(lines []mdx.Line, carried int) (md string, overlap int) {
 	var b strings.Builder
+	size := 0
+	for _, l := range lines {
+		size += len(l.Markdown) + len(l.Sep)
+	}
+	b.Grow(size + 64)
 	if len(lines) > 0 && lines[0].Open != "" {
 		b.WriteString(lines[0].Open)
 	}
 	for i, l := range lines {
 		if i == carried && b.Len() > 0 {
-			pc.mdOverlap = b.Len()
+			overlap = b.Len()
 		}
 		if mdSkipped(l) {
 			continue
@@ -355,18 +367,23 @@ func makePiece(lines []mdx.Line, carried, overlap int) piece {
 	if n := len(lines); n > 0 && lines[n-1].Close != "" {
 		b.WriteString("\n" + lines[n-1].Close)
 	}
-	pc.md = b.String()
-	return pc
+	return b.String(), overlap
 }
 
-// splitLines cuts lines whose text is longer than maxChunk into parts at line
+// markdownOf joins the lines' Markdown with their separators.
+func markdownOf(lines []mdx.Line) string {
+	md, _ := joinMarkdown(lines, 0)
+	return md
+}
+
+// splitLines cuts lines whose text (text) is longer than maxChunk into parts at line
 // boundaries (a line too long on its own at spaces), each part after the
 // first starting with the last lines (up to overlapChunk bytes of text) of
 // the previous part. A cut inside a code block or table moves back to the
 // block's start when the block fits in a part.
-func splitLines(lines []mdx.Line) []piece {
-	if len(linesText(lines)) <= maxChunk {
-		return []piece{makePiece(lines, 0, 0)}
+func splitLines(text string, lines []mdx.Line) []piece {
+	if len(text) <= maxChunk {
+		return []piece{{text: text, md: markdownOf(lines)}}
 	}
 	lines = cutLongLines(lines, maxChunk-overlapChunk)
 	groupSize := map[int]int{}

@@ -114,8 +114,8 @@ func FuzzSections(f *testing.F) {
 			if got := strings.Join(lines, "\n"); got != s.Text {
 				t.Errorf("section %d: the Lines' text %q is not the section's %q", i, got, s.Text)
 			}
-			if !utf8.ValidString(s.Markdown) {
-				t.Errorf("section %d: Markdown is not valid UTF-8: %q", i, s.Markdown)
+			if md := JoinLines(s.Lines); !utf8.ValidString(md) {
+				t.Errorf("section %d: Markdown is not valid UTF-8: %q", i, md)
 			}
 		}
 		for _, h := range Headings(body) {

@@ -49,7 +49,7 @@ type Line struct {
 }
 
 // Render splits a page like Sections and also renders each section's body
-// as Markdown (Section.Markdown and Section.Lines), for readers that want
+// as Markdown (Section.Lines, see JoinLines), for readers that want
 // the page as written rather than as search text. Text is exactly what
 // Sections returns.
 //
@@ -705,6 +705,9 @@ func (b *builder) popList(id int) {
 // prefixes returns the prefix of a line inside stack[:depth] and of the
 // lines after it, marking the containers started when mark is set.
 func (b *builder) prefixes(depth int, mark bool) (string, string) {
+	if depth == 0 {
+		return "", ""
+	}
 	var first, cont strings.Builder
 	for k := range b.stack[:depth] {
 		c := &b.stack[k]
@@ -735,7 +738,7 @@ func (b *builder) writeLineAt(md string, l Line, depth int) {
 		b.table = 0
 	}
 	newItem := false
-	var ids []int
+	ids := b.ids[:0]
 	for k := range b.stack[:depth] {
 		c := &b.stack[k]
 		if c.hidden {
@@ -765,20 +768,25 @@ func (b *builder) writeLineAt(md string, l Line, depth int) {
 		l.Sep = "\n" + strings.TrimRight(shared.String(), " ") + "\n"
 	}
 	first, cont := b.prefixes(depth, true)
-	var out strings.Builder
-	for i, line := range strings.Split(md, "\n") {
-		prefix := first
-		if i > 0 {
-			out.WriteByte('\n')
-			prefix = cont
+	if first == "" && cont == "" {
+		l.Markdown = md
+	} else {
+		var out strings.Builder
+		out.Grow(len(md) + len(first) + 8*len(cont))
+		for i, line := range strings.Split(md, "\n") {
+			prefix := first
+			if i > 0 {
+				out.WriteByte('\n')
+				prefix = cont
+			}
+			if line == "" {
+				prefix = strings.TrimRight(prefix, " ")
+			}
+			out.WriteString(prefix)
+			out.WriteString(line)
 		}
-		if line == "" {
-			prefix = strings.TrimRight(prefix, " ")
-		}
-		out.WriteString(prefix)
-		out.WriteString(line)
+		l.Markdown = out.String()
 	}
-	l.Markdown = out.String()
 	if l.Group == 0 {
 		l.Markdown = strings.TrimRight(l.Markdown, " ")
 	}
@@ -786,7 +794,7 @@ func (b *builder) writeLineAt(md string, l Line, depth int) {
 	l.Text = strings.TrimPrefix(text[min(b.seg, len(text)):], "\n")
 	b.seg = len(text)
 	b.lines = append(b.lines, l)
-	b.prevIDs = ids
+	b.ids, b.prevIDs = b.prevIDs, ids
 	b.prevItem = l.Group == 0 && len(ids) > 0 && b.stack[depthTop(b.stack[:depth])].list != 0
 }
 
@@ -812,7 +820,6 @@ func (b *builder) closeMarkdown(sec *Section) {
 	}
 	b.seg = 0
 	sec.Lines = b.lines
-	sec.Markdown = JoinLines(b.lines)
 	b.lines = nil
 	b.prevIDs = nil
 	b.prevItem = false

@@ -21,11 +21,11 @@ func renderPage(body []byte, opts Options) string {
 			}
 			out.WriteString(strings.Repeat("#", s.Level) + " " + s.Heading)
 		}
-		if s.Markdown != "" {
+		if md := JoinLines(s.Lines); md != "" {
 			if out.Len() > 0 {
 				out.WriteString("\n\n")
 			}
-			out.WriteString(s.Markdown)
+			out.WriteString(md)
 		}
 	}
 	return out.String() + "\n"

@@ -127,11 +127,10 @@ type Section struct {
 	Level   int    // 1–6; 0 for the text before the first heading
 	Anchor  string // the heading's id: its custom {#id} or Slug(Heading), made unique within the page
 	Text    string // plain text, one line per paragraph, list item, table row or code line
-	// Markdown is the section's body as Markdown, without its heading,
-	// and Lines the same cut into units that keep Text and Markdown
-	// aligned; only Render sets them.
-	Markdown string
-	Lines    []Line
+	// Lines is the section's body (without its heading) in units that
+	// keep Text and Markdown aligned; JoinLines makes it Markdown. Only
+	// Render sets it.
+	Lines []Line
 }
 
 // Sections splits a page at its headings (# to ######, and setext underlines)

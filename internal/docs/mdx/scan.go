@@ -29,15 +29,14 @@ const (
 
 type token struct {
 	kind  tokKind
-	line  int
-	level int    // tHeading: 1–6
-	flow  bool   // tOpen, tClose: the tag stands on a line of its own
-	self  bool   // tOpen: self-closing
-	text  string // text, tag name, expression source, link target, import name
-	extra string // tLink: link text; tImport: path
-	attrs []attr
-	md    string    // tText: the text as Markdown, when the scanner keeps Markdown
+	flow  bool      // tOpen, tClose: the tag stands on a line of its own
+	self  bool      // tOpen: self-closing
 	blk   blockKind // tBlock: the kind of block
+	line  int
+	level int    // tHeading: 1–6; tBlock of a list item, tListEnd: the item's id; tQuote: the depth
+	text  string // text, tag name, expression source, link target, import name
+	extra string // tLink: link text; tImport: path; tText: the text as Markdown, when kept
+	attrs []attr
 }
 
 // openTag is a JSX element waiting for its closing tag.
@@ -126,7 +125,11 @@ func scan(body []byte) *scanner {
 func scanWith(body []byte, markdown bool, link func(string) string) *scanner {
 	src := normalizeNewlines(body)
 	s := &scanner{src: src, line: 1, open: map[string]int{}, orphans: map[string]int{}, markdown: markdown, linkTo: link}
-	s.toks = make([]token, 0, len(src)/64+8)
+	perToken := 64
+	if markdown {
+		perToken = 32 // block tokens too
+	}
+	s.toks = make([]token, 0, len(src)/perToken+8)
 	for s.pos < len(s.src) {
 		s.scanLine()
 	}
@@ -185,7 +188,12 @@ func (s *scanner) emit(t token) {
 
 func (s *scanner) flush() {
 	if len(s.text) > 0 || len(s.md) > 0 {
-		s.toks = append(s.toks, token{kind: tText, line: s.tline, text: string(s.text), md: string(s.md)})
+		text := string(s.text)
+		md := text
+		if !bytes.Equal(s.md, s.text) {
+			md = string(s.md)
+		}
+		s.toks = append(s.toks, token{kind: tText, line: s.tline, text: text, extra: md})
 		s.text = s.text[:0]
 		s.md = s.md[:0]
 	}

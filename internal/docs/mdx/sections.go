@@ -46,6 +46,7 @@ type builder struct {
 	lines     []Line // the current section's
 	seg       int    // offset in text where the next Line's text starts
 	prevIDs   []int  // the containers around the last Line
+	ids       []int  // spare room for the next prevIDs
 	prevItem  bool   // the last Line was in a Markdown list item
 	code      *codeBlock
 	group     int
@@ -75,7 +76,7 @@ func (b *builder) run(toks []token) {
 		case tText:
 			if b.hidden == 0 {
 				b.add(t.text)
-				b.addMD(t.md)
+				b.addMD(t.extra)
 			}
 		case tBreak:
 			b.endLine()
