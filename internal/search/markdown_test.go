@@ -178,7 +178,7 @@ func TestAssemblePageWithoutMarkdown(t *testing.T) {
 		{PagePath: "p", PageTitle: "P", URL: "https://d/p#a", Anchor: "a", Heading: "A", Text: "two\nthree", Overlap: 4},
 	}
 	pt, _ := AssemblePage(chunks)
-	if want := "# P\n\ntop\n\n## A\n\none\ntwo\n\nthree\n"; pt.Content != want {
+	if want := "# P\n\ntop\n\n## A\none\ntwo\n\nthree\n"; pt.Content != want {
 		t.Errorf("content = %q, want %q", pt.Content, want)
 	}
 }

@@ -229,15 +229,16 @@ func AssemblePage(chunks []Chunk) (PageText, bool) {
 	return pt, true
 }
 
-// plainMarkdown is a chunk without Markdown as a heading line (when it
-// starts a section) and its text past the overlap.
+// plainMarkdown is a chunk without Markdown as pages read before chunks had
+// Markdown: a heading line (when it starts a section) right above its text
+// past the overlap.
 func plainMarkdown(c Chunk, newSection bool) string {
 	text := c.Text
 	if c.Overlap > 0 && c.Overlap <= len(text) {
 		text = strings.TrimLeft(text[c.Overlap:], "\n")
 	}
 	if newSection && c.Heading != "" {
-		return strings.TrimSuffix("## "+c.Heading+"\n\n"+text, "\n\n")
+		return strings.TrimSuffix("## "+c.Heading+"\n"+text, "\n")
 	}
 	return text
 }
