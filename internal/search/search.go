@@ -48,7 +48,11 @@ type Chunk struct {
 	// that heading as a Markdown heading line of its level.
 	Markdown string
 	// MarkdownOverlap is how many bytes at the start of Markdown repeat the
-	// end of the previous chunk's Markdown (see Overlap).
+	// end of the previous chunk's Markdown (see Overlap). A chunk that
+	// starts inside a code block or table first repeats its opening fence
+	// or header rows, counted in the overlap; Markdown after the overlap
+	// starts with the separator (line break or blank line) that follows the
+	// previous chunk's content (see AssemblePage).
 	MarkdownOverlap   int
 	Version, Language string
 	// Groups are the access groups of the page (its "groups" front matter):
