@@ -248,7 +248,10 @@ func (b *builder) mdBlock(t token) {
 	b.mdEnd()
 	switch t.blk {
 	case bItem:
-		b.push(container{first: t.text + " ", cont: strings.Repeat(" ", len(t.text)+1), list: t.level})
+		// The lines after the first line up with the item's content, which
+		// starts after the marker (a task box is part of the content).
+		marker, _, _ := strings.Cut(t.text, " ")
+		b.push(container{first: t.text + " ", cont: strings.Repeat(" ", len(marker)+1), list: t.level})
 		b.kind = bPara
 	case bFenceOpen:
 		b.openCode(t.text, t.extra)
@@ -278,7 +281,13 @@ func (b *builder) mdEnd() {
 	case (kind == bHeader || kind == bRow) && strings.TrimSpace(content) != "":
 		b.tableRow(kind == bHeader, content)
 	default:
-		if c := strings.TrimSpace(strings.TrimRight(content, "\\\n ")); c != "" {
+		// A hard break at the end of a paragraph breaks nothing.
+		c := strings.TrimRight(content, " \t")
+		for strings.HasSuffix(c, "\\\n") {
+			c = strings.TrimRight(c[:len(c)-2], " \t")
+		}
+		c = strings.TrimSpace(c)
+		if c != "" {
 			b.paragraph(c)
 		}
 	}
