@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -454,6 +455,9 @@ func textSize(lines []mdx.Line) int {
 // code or a table row stays whole on the first piece, so that code keeps its
 // bytes.
 func cutLongLines(lines []mdx.Line, max int) []mdx.Line {
+	if !slices.ContainsFunc(lines, func(l mdx.Line) bool { return len(l.Text) > max }) {
+		return lines
+	}
 	var out []mdx.Line
 	for _, l := range lines {
 		long := false
