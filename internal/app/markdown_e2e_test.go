@@ -167,19 +167,15 @@ func TestMarkdownOnEverySurface(t *testing.T) {
 		t.Errorf("unknown page: %s", missing.body)
 	}
 
-	// Once the chunker keeps Markdown, every code block and the table of
-	// the source page come back byte for byte.
-	if chunks := search.Chunks(mustLoadSite(t, markdownSite()), "https://kettle.example/docs"); chunksKeepMarkdown(chunks) {
-		for _, block := range []string{kettleYAML, kettleGo, kettleShell, kettleJSON, teaTable} {
-			if !strings.Contains(md, block) {
-				t.Errorf("the page lacks, byte for byte:\n%s\n--- page\n%s", block, md)
-			}
-			if !strings.Contains(string(full.body), block) {
-				t.Errorf("llms-full.txt lacks, byte for byte:\n%s", block)
-			}
+	// Every code block and the table of the source page come back byte
+	// for byte.
+	for _, block := range []string{kettleYAML, kettleGo, kettleShell, kettleJSON, teaTable} {
+		if !strings.Contains(md, block) {
+			t.Errorf("the page lacks, byte for byte:\n%s\n--- page\n%s", block, md)
 		}
-	} else {
-		t.Log("the chunker of this build keeps no Markdown: code blocks not compared")
+		if !strings.Contains(string(full.body), block) {
+			t.Errorf("llms-full.txt lacks, byte for byte:\n%s", block)
+		}
 	}
 
 	// Search results and MCP passages carry each chunk's Markdown: the
@@ -251,15 +247,6 @@ func searchCarriesMarkdown(t *testing.T, s *server, cs *mcp.ClientSession) {
 			t.Errorf("MCP passage %s = %q, want %q", p.URL, p.Text, want[p.URL])
 		}
 	}
-}
-
-func chunksKeepMarkdown(chunks []search.Chunk) bool {
-	for _, c := range chunks {
-		if strings.Contains(c.Markdown, "```") {
-			return true
-		}
-	}
-	return false
 }
 
 // connectMCP connects the Go MCP client to a domain with the assistant key.

@@ -291,6 +291,15 @@ func excerpt(text string, words []string, max int) quote {
 		}
 		size = lineBytes(lines[from:to])
 	}
+	// A quote cut short does not end on a heading whose section it leaves
+	// out, nor on blank lines.
+	for to < len(lines) && to-1 > from && endsBare(lines[to-1]) {
+		if _, inBlock := mdblock.At(spans, to-1); inBlock {
+			break
+		}
+		to--
+		size = lineBytes(lines[from:to])
+	}
 	q.cutAfter = to < len(lines)
 	if to-from == 1 && len(lines[from]) > max {
 		q.lines = clip(lines[from], max)
@@ -322,6 +331,13 @@ func headingBefore(lines []string, i int) int {
 		return i - 1
 	}
 	return -1
+}
+
+// endsBare reports whether a quote ending on line would end bare: on a
+// blank line or a Markdown heading.
+func endsBare(line string) bool {
+	t := strings.TrimSpace(line)
+	return t == "" || strings.HasPrefix(t, "#")
 }
 
 // isMarkdownBlockLine reports whether a line ends a code block or is a
