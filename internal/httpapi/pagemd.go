@@ -8,6 +8,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/tenant"
 )
 
 // MarkdownContentType is what a page is served as to a reader asking for
@@ -19,8 +20,11 @@ const MarkdownContentType = "text/markdown; charset=utf-8"
 const maxPagePathBytes = 1024
 
 // pageByPath answers GET /discovery/v1/page/{domain}/{path...}: the page as
-// the POST page endpoint gives it, with the same key, reader token, CORS and
-// limits. A path ending in ".md", or a request that accepts text/markdown,
+// the POST page endpoint gives it. With an assistant key it has that
+// endpoint's reader token, CORS and limits; without one it is public, as
+// llms.txt and llms-full.txt are: pages without access groups only, counted
+// against the per-IP limits, so that an agent following llms.txt needs no
+// key. A path ending in ".md", or a request that accepts text/markdown,
 // gets the page's Markdown itself; any other gets the JSON {path, content}.
 // This is where a docs site sends "{page URL}.md", the URL its llms.txt
 // links to (see the README for the proxy rule).
@@ -34,7 +38,7 @@ func (s *Server) pageByPath(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) servePageByPath(w http.ResponseWriter, r *http.Request) error {
-	p, d, err := s.assistantDomain(r)
+	d, groups, err := s.pageReader(w, r)
 	if err != nil {
 		return err
 	}
@@ -47,18 +51,11 @@ func (s *Server) servePageByPath(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(path) == "" {
 		return apperr.New(apperr.Invalid, "name a page after the domain: /discovery/v1/page/%s/guides/setup.md", d.ID)
 	}
-	var filter search.Filter
-	if err := s.readerFilter(r, d, &filter); err != nil {
-		return err
-	}
-	if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {
-		return err
-	}
-	page, err := s.Assistant.Page(r.Context(), d, path, filter.Groups)
+	page, err := s.Assistant.Page(r.Context(), d, path, groups)
 	if apperr.Is(err, apperr.NotFound) && !strings.HasSuffix(path, "/index") {
 		// "guides.md" is how a site names the Markdown of guides/index,
 		// the page its URL "/guides" shows.
-		if index, indexErr := s.Assistant.Page(r.Context(), d, path+"/index", filter.Groups); indexErr == nil {
+		if index, indexErr := s.Assistant.Page(r.Context(), d, path+"/index", groups); indexErr == nil {
 			page, err = index, nil
 		}
 	}
@@ -79,6 +76,34 @@ func (s *Server) servePageByPath(w http.ResponseWriter, r *http.Request) error {
 		_, _ = w.Write([]byte(page.Content))
 	}
 	return nil
+}
+
+// pageReader is the domain a page-by-path request reads and the access
+// groups it may see: a request with a key (or a reader token) is checked as
+// the POST page endpoint checks it; one without is a public reader.
+func (s *Server) pageReader(w http.ResponseWriter, r *http.Request) (tenant.Domain, []string, error) {
+	if r.Header.Get("Authorization") == "" && r.Header.Get(readerTokenHeader) == "" {
+		d, err := s.publicDomain(r)
+		if err != nil {
+			return tenant.Domain{}, nil, err
+		}
+		if err := s.limit(w, r, s.assistantIPRules(s.clientIP(r))...); err != nil {
+			return tenant.Domain{}, nil, err
+		}
+		return d, nil, nil
+	}
+	p, d, err := s.assistantDomain(r)
+	if err != nil {
+		return tenant.Domain{}, nil, err
+	}
+	var filter search.Filter
+	if err := s.readerFilter(r, d, &filter); err != nil {
+		return tenant.Domain{}, nil, err
+	}
+	if err := s.limit(w, r, s.assistantRules(p, s.clientIP(r))...); err != nil {
+		return tenant.Domain{}, nil, err
+	}
+	return d, filter.Groups, nil
 }
 
 // acceptsMarkdown reports whether an Accept header asks for text/markdown

@@ -48,8 +48,16 @@ func TestPageByPath(t *testing.T) {
 	if r := s.do(http.MethodGet, "/discovery/v1/page/tern/"+strings.Repeat("a/", 600)+"x.md", s.assistant, ""); r.status != http.StatusBadRequest || !strings.Contains(r.body, "over the limit") {
 		t.Errorf("a page path of 1,200 bytes: %d %s", r.status, r.body)
 	}
-	if r := s.do(http.MethodGet, "/discovery/v1/page/tern/guides/sync.md", "", ""); r.status != http.StatusUnauthorized {
-		t.Errorf("without a key: %d %s", r.status, r.body)
+	// Without a key the endpoint is public, as llms.txt is: pages without
+	// access groups only.
+	if r := s.do(http.MethodGet, "/discovery/v1/page/tern/guides/sync.md", "", ""); r.status != http.StatusOK || r.body != md.body {
+		t.Errorf("a public page without a key: %d %s", r.status, r.body)
+	}
+	if r := s.do(http.MethodGet, "/discovery/v1/page/tern/guides/audit.md", "", ""); r.status != http.StatusNotFound || strings.Contains(r.body, "tern audit") {
+		t.Errorf("a page with access groups without a key: %d %s", r.status, r.body)
+	}
+	if r := s.do(http.MethodGet, "/discovery/v1/page/tern/guides/sync.md", "", "", readerTokenHeader, "x.y.z"); r.status != http.StatusUnauthorized {
+		t.Errorf("a reader token without a key: %d %s", r.status, r.body)
 	}
 	if r := s.do(http.MethodGet, "/discovery/v1/page/globex-site/guides/sync.md", s.assistant, ""); r.status != http.StatusNotFound {
 		t.Errorf("another organization's domain: %d %s", r.status, r.body)
