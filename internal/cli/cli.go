@@ -559,6 +559,10 @@ func domainCreate(ctx context.Context, args []string, env Env) error {
 		d.AllowedOrigins = origins
 		d.Settings.AnswersPerDay, d.Settings.TokensPerDay = answers.v, tokens.v
 		created, err := tenant.NewService(b.Tenants, now).CreateDomain(ctx, d)
+		if apperr.Is(err, apperr.Conflict) {
+			return apperr.New(apperr.Conflict, "domain %q already exists; change its settings with docsmith domain update --domain %s "+
+				"and the flags to change (for example --allowed-origin URL, which replaces the list)", d.ID, d.ID)
+		}
 		if err != nil {
 			return err
 		}

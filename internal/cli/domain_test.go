@@ -45,7 +45,13 @@ func TestDomainUpdate(t *testing.T) {
 		t.Fatalf("after domain create --answers-per-day 50: %+v", d.Settings)
 	}
 
-	r := run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0")
+	// Creating it again says how to change it instead.
+	r := run(t, dir, "domain", "create", "--org", "acme", "--domain", "help", "--project", "docs", "--index=false", "--allowed-origin", "https://help.acme.example")
+	if r.code == 0 || !strings.Contains(r.stderr, "docsmith domain update --domain help") {
+		t.Fatalf("domain create of an existing domain = %+v", r)
+	}
+
+	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0")
 	if r.code != 0 || r.stdout != "help\n" {
 		t.Fatalf("domain update = %+v", r)
 	}
