@@ -51,12 +51,12 @@ func TestDomainUpdate(t *testing.T) {
 		t.Fatalf("domain create of an existing domain = %+v", r)
 	}
 
-	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0")
+	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0", "--mcp-public")
 	if r.code != 0 || r.stdout != "help\n" {
 		t.Fatalf("domain update = %+v", r)
 	}
 	d = storedDomain(t, dir, "help")
-	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true}
+	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true, MCPPublic: true}
 	if !reflect.DeepEqual(d.Settings, want) || !reflect.DeepEqual(d.AllowedOrigins, []string{"https://docs.acme.example"}) {
 		t.Fatalf("after domain update: settings %+v origins %q", d.Settings, d.AllowedOrigins)
 	}
