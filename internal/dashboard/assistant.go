@@ -92,6 +92,41 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request, v *v
 	return h.render(w, r, v, http.StatusOK, "conversations", "Conversations · "+d.ID, "conversations:"+d.ID, view)
 }
 
+// maxFeedbackRows is how many ratings the feedback page shows; the CSV
+// export has them all.
+const maxFeedbackRows = 200
+
+type feedbackView struct {
+	Domain tenant.Domain
+	Filter filterView
+	Items  []analytics.FeedbackItem
+	More   bool
+	Export string
+}
+
+// feedbackPage lists the ratings of a range, readers' of answers and
+// agents' of pages (over MCP), newest first.
+func (h *Handler) feedbackPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	ctx := r.Context()
+	d, err := h.domain(ctx, v, r.PathValue("domain"))
+	if err != nil {
+		return err
+	}
+	f, rng, err := readFilter(r)
+	if err != nil {
+		return err
+	}
+	items, err := h.feedback(ctx, d, f, rng)
+	if err != nil {
+		return err
+	}
+	view := feedbackView{Domain: d, Filter: f, Items: items, Export: exportURL(d, "feedback", f)}
+	if len(items) > maxFeedbackRows {
+		view.Items, view.More = items[:maxFeedbackRows], true
+	}
+	return h.render(w, r, v, http.StatusOK, "feedback", "Feedback · "+d.ID, "feedback:"+d.ID, view)
+}
+
 type transcriptView struct {
 	Domain     tenant.Domain
 	Transcript analytics.Transcript

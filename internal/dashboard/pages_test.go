@@ -180,6 +180,48 @@ func TestExportLinksKeepFilters(t *testing.T) {
 	}
 }
 
+// TestFeedbackPage: the feedback page lists readers' ratings of answers
+// and agents' ratings of pages over MCP, each marked so, and filters them
+// by rating and source.
+func TestFeedbackPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	if err := f.store.AddPageFeedback(t.Context(), assistant.PageFeedback{Domain: "tern", OrgID: "acme", Path: "guides/schedules", Rating: analytics.RatingDown,
+		Comment: "no weekly schedule example", Source: assistant.FeedbackFromMCP, CreatedAt: f.now().Add(5 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	p := b.get("/ui/domains/tern/feedback")
+	if p.status != http.StatusOK {
+		t.Fatalf("feedback page: %d %s", p.status, p.body)
+	}
+	for _, want := range []string{"agent · MCP", "<code>guides/schedules</code>", "no weekly schedule example", ">reader<", "nothing about rotation",
+		`href="/ui/domains/tern/conversations/thr_hook2"`, `href="/ui/domains/tern/export.csv?kind=feedback"`, `aria-current="page">Feedback<`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("feedback page lacks %q", want)
+		}
+	}
+	// The agent's rating is the newest: first.
+	if i, j := strings.Index(p.body, "agent · MCP"), strings.Index(p.body, ">reader<"); i < 0 || j < 0 || i > j {
+		t.Errorf("the agent's rating is not listed first")
+	}
+	for query, c := range map[string]struct{ has, lacks string }{
+		"source=mcp":       {"no weekly schedule example", "nothing about rotation"},
+		"source=assistant": {"nothing about rotation", "no weekly schedule example"},
+		"feedback=up":      {"How do I sync a folder?", "no weekly schedule example"},
+	} {
+		p := b.get("/ui/domains/tern/feedback?" + query)
+		if !strings.Contains(p.body, c.has) || strings.Contains(p.body, c.lacks) {
+			t.Errorf("feedback?%s: has %q %v, lacks %q %v", query, c.has, strings.Contains(p.body, c.has), c.lacks, !strings.Contains(p.body, c.lacks))
+		}
+	}
+	if p := b.get("/ui/domains/tern/feedback?source=email"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "source") {
+		t.Errorf("an unknown source: %d", p.status)
+	}
+}
+
 var gapLink = regexp.MustCompile(`href="(/ui/projects/acme-docs/jobs\?[^"]+)"`)
 
 // TestGapToJob: the gap's button opens the new-job form with a drafted
