@@ -477,7 +477,7 @@ func TestSettings(t *testing.T) {
 	b := f.browser()
 	b.signIn(f.acmeKey)
 	s := b.get("/ui/settings")
-	for _, want := range []string{"acme-docs", "tern", `data-domain=&#34;tern&#34;`, "/widget.js", f.acmeKeyID, "(this session)"} {
+	for _, want := range []string{"acme-docs", "tern", `data-domain=&#34;tern&#34;`, "/widget.js", f.acmeKeyID, "(this session)", "docsmith domain update --domain tern --mcp-public"} {
 		if !strings.Contains(s.body, want) {
 			t.Errorf("settings lack %q", want)
 		}
