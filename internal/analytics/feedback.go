@@ -126,15 +126,6 @@ func turnStatus(s string) string {
 	return StatusAnswered
 }
 
-// Turns returns every question asked in r (up to MaxScanTurns, the newest),
-// oldest first.
-func (s *Service) Turns(ctx context.Context, domain string, r Range) ([]TurnRecord, error) {
-	if err := CheckRange(r); err != nil {
-		return nil, err
-	}
-	return s.domainTurns(ctx, domain, r)
-}
-
 // ConversationTurns returns the turns asked in f's range of the
 // conversations f's status and feedback keep, as the conversation list
 // reads them (summarize), oldest first: the conversations export.
