@@ -144,9 +144,11 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 		// ServeMCP has read the body already; this holds for any other
 		// way in.
 		MaxRequestBodyBytes: MaxRequestBytes,
-		// Every request carries an assistant key, which a page rebinding
-		// a name to 127.0.0.1 does not have; and docsmith usually sits on
-		// loopback behind a proxy that sends the public Host.
+		// A request carries an assistant key, which a page rebinding a
+		// name to 127.0.0.1 does not have, or has none and reads only the
+		// pages a domain publishes anyway (as llms.txt does); and docsmith
+		// usually sits on loopback behind a proxy that sends the public
+		// Host.
 		DisableLocalhostProtection: true,
 	})
 	return s
