@@ -269,7 +269,7 @@ func checkAutomerge(turn agentjob.Turn) error {
 		what = "the workflow " + job.Workflow
 	}
 	if !p.AllowAutomerge {
-		return failf("%s asks for automerge, but project %s does not allow it; nothing was changed. To let its workflows push straight to %s: docsmith project update %s --allow-automerge", what, p.ID, p.BaseRef, p.ID)
+		return failf("%s asks for automerge, but project %s does not allow it; nothing was changed. To let its workflows push straight to %s: docsmith project update --id %s --allow-automerge", what, p.ID, p.BaseRef, p.ID)
 	}
 	if job.Branch != p.BaseRef {
 		return failf("%s asks for automerge, which pushes to the base branch, but this run works on %s and project %s's base branch is now %s; nothing was changed", what, job.Branch, p.ID, p.BaseRef)

@@ -31,6 +31,9 @@ func (m *Main) newAssistant(b *Backend, turns assistant.TurnRecorder, reg promet
 		Spend:      b.Spend,
 		Budget:     assistant.Budget{AnswersPerDay: m.Config.Budget.AnswersPerDay, TokensPerDay: m.Config.Budget.TokensPerDay},
 		Registerer: reg,
+
+		// Agents' feedback on pages, from MCP.
+		PageFeedback: b.PageFeedback,
 	})
 }
 

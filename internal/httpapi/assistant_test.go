@@ -36,7 +36,7 @@ const fixtureSite = "../assistant/testdata/site"
 
 // assistantServer is a real Server over SQLite with two organizations:
 // acme has the domain "tern" (browsers from https://tern.example) and
-// "open" (any origin), globex has "globex-site".
+// "open" (any origin; MCP without a key), globex has "globex-site".
 type assistantServer struct {
 	t          *testing.T
 	url        string
@@ -122,13 +122,13 @@ func newAssistantServerWith(t *testing.T, limits Limits, maxBody int64, now func
 	}
 	domain(tenant.Domain{ID: "tern", OrgID: "acme", ProjectID: "acme-docs", SiteURL: "https://tern.example/docs", AllowedOrigins: []string{"https://tern.example"}, FinishThreadID: true,
 		Settings: tenant.DomainSettings{ReaderSecretFile: secretFile}})
-	domain(tenant.Domain{ID: "open", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"*"}})
+	domain(tenant.Domain{ID: "open", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"*"}, Settings: tenant.DomainSettings{MCPPublic: true}})
 	domain(tenant.Domain{ID: "guarded", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"https://tern.example"}, Settings: tenant.DomainSettings{ProofOfWork: true}})
 	domain(tenant.Domain{ID: "globex-site", OrgID: "globex", ProjectID: "globex-docs", AllowedOrigins: []string{"https://tern.example"}})
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
 	s.globex, s.globexAdm = key("globex", apikey.Assistant), key("globex", apikey.Admin)
 
-	svc := assistant.New(assistant.Config{Index: index, Threads: store, Catalogs: store, Now: now})
+	svc := assistant.New(assistant.Config{Index: index, Threads: store, Catalogs: store, PageFeedback: store, Now: now})
 	proofOfWork, err := pow.New(pow.Config{HMACKey: []byte("a test key of 32 bytes, not more"), MaxNumber: 1000, Spent: ratelimit.New(store, now), Now: now})
 	check(err)
 	srv := New(Deps{

@@ -41,6 +41,7 @@ type Store interface {
 	analytics.Store
 	websession.Store
 	assistant.CatalogStore
+	assistant.PageFeedbackStore
 	workflowrun.Store
 	// CreateThread stores a thread with no turn yet, as fixtures need; the
 	// assistant stores a new thread with its first turn.
