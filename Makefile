@@ -145,8 +145,9 @@ bench-cold: ## First search after a server start on a large docs site, SQLite an
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/store/postgres -run '^$$' -bench 'SearchRetrieve/memory' -benchtime 200x
 
 .PHONY: bench-index
-bench-index: ## docsmith index of a large docs site from a folder and from a git repository (first build, again, after a one-page commit)
+bench-index: ## docsmith index of a large docs site from a folder and from a git repository (first build, again, after a one-page commit); a server's incremental update after a one-page commit against a full build (time, files read, pages cut, heap)
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench IndexBuild -benchtime 10x
+	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/indexer -run '^$$' -bench IndexUpdate -benchtime 5x
 
 .PHONY: bench-agent
 bench-agent: gitea ## A turn's non-model cost against plain git + curl, on a medium docs site in a real Gitea

@@ -1,6 +1,7 @@
 // The dashboard in a real browser (started by TestDashboardInBrowser):
 // sign in with the admin key, start a job on the demo project and watch it
-// finish, send a follow-up, open a conversation, find it among the gaps,
+// finish, send a follow-up, open a conversation and the feedback (a
+// reader's and an agent's), find the conversation among the gaps,
 // turn the gap into a job and see it linked, a form posted without its
 // CSRF token refused, another organization's key seeing none of it, and
 // sign-out ending the session. Every page is kept as screenshots, light and
@@ -87,6 +88,10 @@ try {
   await page.goto(input.base + '/ui/domains/demo/insights');
   out.insights = await page.locator('.stats').textContent();
   await shoot(page, 'insights');
+  // The reader's rating and an agent's, over MCP, side by side.
+  await page.goto(input.base + '/ui/domains/demo/feedback');
+  out.feedback = await page.locator('table.list tbody tr').allTextContents();
+  await shoot(page, 'feedback');
 
   // The gap, turned into a job in two clicks.
   await page.goto(input.base + '/ui/domains/demo/gaps');
@@ -132,7 +137,7 @@ try {
   await page2.click('button[type=submit]');
   await page2.waitForURL(/\/ui\/(projects|settings)/, { timeout });
   out.otherLanding = page2.url();
-  for (const path of ['/ui/projects/demo/jobs', new URL(out.jobURL).pathname, '/ui/domains/demo/conversations', '/ui/domains/demo/conversations/' + input.threadId, '/ui/domains/demo/gaps', '/ui/domains/demo/insights']) {
+  for (const path of ['/ui/projects/demo/jobs', new URL(out.jobURL).pathname, '/ui/domains/demo/conversations', '/ui/domains/demo/conversations/' + input.threadId, '/ui/domains/demo/gaps', '/ui/domains/demo/insights', '/ui/domains/demo/feedback']) {
     const r = await page2.goto(input.base + path);
     out.statuses['other ' + path] = r.status();
   }

@@ -1,6 +1,7 @@
 // The official TypeScript MCP client against docsmith's MCP endpoint over
 // Streamable HTTP, with the assistant key in the Authorization header as an
-// MCP client's configuration sends it. internal/app/mcp_client_test.go
+// MCP client's configuration sends it, and without one on a domain that
+// serves its public pages so (mcp_public). internal/app/mcp_client_test.go
 // starts the server and passes its URL, key and domains in the environment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ const base = env('DOCSMITH_URL');
 const key = env('DOCSMITH_ASSISTANT_KEY');
 const domain = env('DOCSMITH_DOMAIN');
 const foreignDomain = env('DOCSMITH_FOREIGN_DOMAIN');
+const publicDomain = env('DOCSMITH_PUBLIC_DOMAIN');
 
 async function connect(domainID, bearer) {
   const client = new Client({ name: 'docsmith-ts-test', version: '1.0.0' });
@@ -31,10 +33,20 @@ test('lists the tools and the page resource template', async () => {
   const client = await connect(domain, key);
   try {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['get_page', 'search']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['get_page', 'search', 'submit_feedback']);
     const search = tools.find((t) => t.name === 'search');
     assert.ok(search.inputSchema.properties.query, 'search takes a query');
     assert.ok(search.outputSchema, 'search declares its structured output');
+    // Each description says when to use the tool; each argument says what it is.
+    for (const [name, when] of [['search', /^Use this first/], ['get_page', /^Use this after search/], ['submit_feedback', /^Use this after you used a page/]]) {
+      const tool = tools.find((t) => t.name === name);
+      assert.match(tool.description, when, name);
+      for (const [arg, schema] of Object.entries(tool.inputSchema.properties)) {
+        assert.ok(schema.description, `${name}.${arg} has a description`);
+      }
+    }
+    assert.deepEqual(tools.find((t) => t.name === 'submit_feedback').inputSchema.required, ['path', 'helpful']);
+    assert.match(client.getInstructions(), /call search first/);
     const { resourceTemplates } = await client.listResourceTemplates();
     assert.deepEqual(resourceTemplates.map((r) => r.uriTemplate), ['docs://page/{+path}']);
   } finally {
@@ -94,4 +106,46 @@ test("another organization's domain is 404, like an unknown one", async () => {
       return true;
     });
   }
+});
+
+test('submit_feedback records whether a page helped', async () => {
+  const client = await connect(domain, key);
+  try {
+    const res = await client.callTool({
+      name: 'submit_feedback',
+      arguments: { path: 'guides/sync', helpful: false, comment: 'No example of excluding a folder.' },
+    });
+    assert.equal(res.isError ?? false, false, JSON.stringify(res));
+    assert.deepEqual(res.structuredContent, { recorded: true, path: 'guides/sync', helpful: false });
+
+    const missing = await client.callTool({ name: 'submit_feedback', arguments: { path: 'guides/nope', helpful: true } });
+    assert.equal(missing.isError, true);
+    assert.match(missing.content[0].text, /not found/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('without a key, a domain with mcp_public serves its public pages read-only', async () => {
+  const client = await connect(publicDomain, '');
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['get_page', 'search']);
+    const res = await client.callTool({ name: 'search', arguments: { query: 'exclude files from a sync' } });
+    assert.equal(res.isError ?? false, false, JSON.stringify(res));
+    assert.equal(res.structuredContent.passages[0].path, 'guides/sync');
+    const page = await client.readResource({ uri: 'docs://page/guides/sync' });
+    assert.ok(page.contents[0].text.includes('.ternignore'));
+    const refused = await client.callTool({ name: 'submit_feedback', arguments: { path: 'guides/sync', helpful: true } }).catch((err) => ({ isError: true, err }));
+    assert.equal(refused.isError, true, JSON.stringify(refused));
+  } finally {
+    await client.close();
+  }
+});
+
+test('without a key, a domain without mcp_public says which setting would allow it', async () => {
+  await assert.rejects(connect(domain, ''), (err) => {
+    assert.match(String(err), /mcp_public/);
+    return true;
+  });
 });

@@ -137,7 +137,7 @@ func TestAutomergeRefused(t *testing.T) {
 		{
 			name: "not allowed",
 			edit: func(turn *agentjob.Turn) { turn.Project.AllowAutomerge = false },
-			want: []string{"the workflow tidy asks for automerge, but project docs does not allow it", "docsmith project update docs --allow-automerge"},
+			want: []string{"the workflow tidy asks for automerge, but project docs does not allow it", "docsmith project update --id docs --allow-automerge"},
 		},
 		{
 			name: "base branch changed",

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -19,10 +18,12 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun/tools"
+	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/forge"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/projectrepo"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/workspace"
 )
@@ -87,6 +88,12 @@ func New(cfg Config) *Runner {
 		cfg.RetryDelay = 30 * time.Second
 	}
 	return &Runner{cfg: cfg}
+}
+
+// repos reads projects' repositories with the Runner's git wrapper, work
+// directory and token lookup.
+func (r *Runner) repos() *projectrepo.Repos {
+	return projectrepo.New(projectrepo.Config{Git: r.cfg.Git, WorkDir: r.cfg.WorkDir, LookupEnv: r.cfg.LookupEnv, Log: r.cfg.Log})
 }
 
 // turnError is a failure whose message is meant for the job's caller as is.
@@ -266,7 +273,7 @@ func checkAutomerge(turn agentjob.Turn) error {
 		what = "the workflow " + job.Workflow
 	}
 	if !p.AllowAutomerge {
-		return failf("%s asks for automerge, but project %s does not allow it; nothing was changed. To let its workflows push straight to %s: docsmith project update %s --allow-automerge", what, p.ID, p.BaseRef, p.ID)
+		return failf("%s asks for automerge, but project %s does not allow it; nothing was changed. To let its workflows push straight to %s: docsmith project update --id %s --allow-automerge", what, p.ID, p.BaseRef, p.ID)
 	}
 	if job.Branch != p.BaseRef {
 		return failf("%s asks for automerge, which pushes to the base branch, but this run works on %s and project %s's base branch is now %s; nothing was changed", what, job.Branch, p.ID, p.BaseRef)
@@ -403,7 +410,7 @@ func safeName(id string) string {
 // it before it starts.
 func (r *Runner) SweepWorkspaces() []string {
 	var all []string
-	for _, prefix := range []string{turnWorkspaces, syncWorkspaces} {
+	for _, prefix := range []string{turnWorkspaces, projectrepo.WorkflowWorkspaces} {
 		removed, err := workspace.Sweep(r.cfg.WorkDir, prefix, r.cfg.Log)
 		if err != nil {
 			r.cfg.Log.Warn("sweeping stale workspaces failed", "dir", r.cfg.WorkDir, "err", err)
@@ -446,30 +453,9 @@ func (r *Runner) retryDelay(turn agentjob.Turn) time.Duration {
 
 const maxRetryDelay = 10 * time.Minute
 
-// transientGit reports whether a git failure may pass if tried again: the
-// remote could not be reached, timed out, or answered with a server error.
-func transientGit(err error) bool {
-	var gerr *gitcli.Error
-	if !errors.As(err, &gerr) {
-		return false
-	}
-	if errors.Is(gerr.Err, context.DeadlineExceeded) {
-		return true
-	}
-	msg := strings.ToLower(gerr.Stderr)
-	for _, s := range []string{
-		"could not resolve host", "connection refused", "connection reset", "connection timed out",
-		"failed to connect to", "couldn't connect to server", // curl's words for a refused connection
-		"operation timed out", "network is unreachable", "no route to host", "the remote end hung up",
-		"early eof", "returned error: 429", "returned error: 500", "returned error: 502", "returned error: 503",
-		"returned error: 504", "tls connection", "gnutls", "ssl_",
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
+// transientGit reports whether a git failure may pass if tried again (see
+// projectrepo.Transient).
+func transientGit(err error) bool { return projectrepo.Transient(err) }
 
 // checkout clones the job's branch if it exists on the remote (a follow-up),
 // or the base ref and creates the branch (the first turn), and reports
@@ -536,33 +522,14 @@ func (r *Runner) edit(ctx context.Context, turn agentjob.Turn, co *docs.Checkout
 	return summary, agentjob.Usage{InputTokens: loop.usage.InputTokens, OutputTokens: loop.usage.OutputTokens}, err
 }
 
-// credentials reads the project's forge token from the variable or file it
-// names. Local remotes need none.
+// credentials reads the project's forge token (projectrepo.Credentials),
+// a token that cannot be read failing the turn with what to fix.
 func (r *Runner) credentials(p tenant.Project) (*gitcli.Credentials, string, error) {
-	var token, source string
-	switch {
-	case p.TokenEnv != "":
-		source = p.TokenEnv
-		v, ok := r.cfg.LookupEnv(p.TokenEnv)
-		if !ok || strings.TrimSpace(v) == "" {
-			return nil, source, failf("the forge token variable %s named by project %s is not set", p.TokenEnv, p.ID)
-		}
-		token = strings.TrimSpace(v)
-	case p.TokenFile != "":
-		source = p.TokenFile
-		b, err := os.ReadFile(p.TokenFile)
-		if err != nil {
-			return nil, source, failf("the forge token file %s named by project %s could not be read", p.TokenFile, p.ID)
-		}
-		token = strings.TrimSpace(string(b))
-	default:
-		return nil, "", nil
+	creds, source, err := projectrepo.Credentials(p, r.cfg.LookupEnv)
+	if err != nil {
+		return nil, source, &turnError{msg: apperr.MessageOf(err), err: err}
 	}
-	user := "x-access-token"
-	if p.ForgeKind == tenant.ForgeGitLab {
-		user = "oauth2"
-	}
-	return &gitcli.Credentials{Username: user, Password: token}, source, nil
+	return creds, source, nil
 }
 
 // pullRequest opens the job's pull request, or adds this turn to the one

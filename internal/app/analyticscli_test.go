@@ -58,6 +58,10 @@ func TestAnalyticsCLI(t *testing.T) {
 	if err := s.RateTurn(t.Context(), assistant.Feedback{ThreadID: "thr_b", MessageID: "thr_b_m", Rating: "down", Comment: "no", CreatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.AddPageFeedback(t.Context(), assistant.PageFeedback{Domain: "site", OrgID: "acme", Path: "guides/webhooks", Rating: "up",
+		Comment: "had the rotation steps", Source: assistant.FeedbackFromMCP, CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
 	_ = s.Close()
 
 	cfg, err := config.Bind(flag.NewFlagSet("t", flag.ContinueOnError), true).Load(func(k string) (string, bool) {
@@ -93,8 +97,12 @@ func TestAnalyticsCLI(t *testing.T) {
 		t.Errorf("gaps table = %d:\n%s", code, out)
 	}
 	code, out, _ = run(remote, "analytics", "feedback", "--domain", "site", "--format", "csv")
-	if code != 0 || !strings.Contains(out, "thr_b,1,down") {
+	if code != 0 || !strings.Contains(out, "assistant,thr_b,1,down") || !strings.Contains(out, "mcp,,,up,") || !strings.Contains(out, "had the rotation steps,guides/webhooks") {
 		t.Errorf("feedback csv = %d:\n%s", code, out)
+	}
+	code, out, _ = run(remote, "analytics", "feedback", "--domain", "site", "--source", "mcp", "--format", "csv")
+	if rows, err := csv.NewReader(strings.NewReader(out)).ReadAll(); code != 0 || err != nil || len(rows) != 2 || rows[1][0] != "mcp" {
+		t.Errorf("feedback --source mcp csv = %d %v:\n%s", code, err, out)
 	}
 	for _, c := range []struct {
 		env  map[string]string
@@ -124,6 +132,8 @@ func TestAnalyticsCLI(t *testing.T) {
 		{"/v2/analytics/site/insights?from=2026-03-01", key, 200},
 		{"/v2/analytics/site/gaps", key, 200},
 		{"/v2/analytics/site/feedback?rating=down", key, 200},
+		{"/v2/analytics/site/feedback?source=mcp", key, 200},
+		{"/v2/analytics/site/feedback?source=email", key, 400},
 		{"/v2/analytics/site/conversations?status=maybe", key, 400},
 		{"/v2/analytics/site/gaps", "", 401},
 		{"/v2/analytics/site/insights", assistantKey, 403},

@@ -9,7 +9,9 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/projectrepo"
 	"github.com/docsmith/docsmith/internal/search"
 )
 
@@ -29,6 +31,9 @@ func (m *Main) newAssistant(b *Backend, turns assistant.TurnRecorder, reg promet
 		Spend:      b.Spend,
 		Budget:     assistant.Budget{AnswersPerDay: m.Config.Budget.AnswersPerDay, TokensPerDay: m.Config.Budget.TokensPerDay},
 		Registerer: reg,
+
+		// Agents' feedback on pages, from MCP.
+		PageFeedback: b.PageFeedback,
 	})
 }
 
@@ -50,16 +55,15 @@ func (m *Main) modelConfig() llm.Config {
 // NewIndexer returns the indexer of a server and of 'docsmith index': it
 // finds projects in projects and writes index; it keeps a mirror of each
 // repository in DATA_DIR/git-mirrors, checks the docs out of it into
-// DATA_DIR/index-work, and reads the tokens projects name with lookupEnv.
-func NewIndexer(cfg config.Config, git *gitcli.Git, projects assistant.ProjectStore, index search.Index, catalogs assistant.CatalogStore, lookupEnv func(string) (string, bool), log *slog.Logger) *assistant.Indexer {
-	return assistant.NewIndexer(assistant.IndexerConfig{
+// DATA_DIR/index-work when they are too large to read into memory, and
+// reads the tokens projects name with lookupEnv.
+func NewIndexer(cfg config.Config, git *gitcli.Git, projects indexer.ProjectStore, index search.Index, catalogs indexer.CatalogStore, lookupEnv func(string) (string, bool), log *slog.Logger) *indexer.Indexer {
+	repos := projectrepo.New(projectrepo.Config{
 		Git:       git,
-		Projects:  projects,
-		Index:     index,
-		Catalogs:  catalogs,
 		WorkDir:   filepath.Join(cfg.DataDir, "index-work"),
 		MirrorDir: filepath.Join(cfg.DataDir, "git-mirrors"),
 		LookupEnv: lookupEnv,
 		Log:       log,
 	})
+	return indexer.New(indexer.Config{Repos: repos, Projects: projects, Index: index, Catalogs: catalogs, Log: log})
 }

@@ -79,6 +79,8 @@ type Backend struct {
 	Spend assistant.SpendStore
 	// Catalogs holds each domain's page catalog, beside its index.
 	Catalogs assistant.CatalogStore
+	// PageFeedback keeps agents' feedback on pages, beside the threads.
+	PageFeedback assistant.PageFeedbackStore
 	// Analytics reads the threads for the dashboard and the analytics API;
 	// Sessions keeps the dashboard's sign-ins. Both live where the threads do.
 	Analytics analytics.Store
@@ -125,6 +127,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.memory = search.NewMemory(local, memoryConfig(cfg, log))
 		b.tenants = tenant.NewCachedStore(local, tenantMaxAge, time.Now).CheckChanges(local.TenantChanges, tenantCheckEvery)
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, local, local, b.memory, local, local, local
+		b.PageFeedback = local
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = local, local, local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
@@ -139,6 +142,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.memory = search.NewMemory(pg, memCfg)
 		b.tenants = tenant.NewCachedStore(pg, tenantMaxAge, time.Now)
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg, pg
+		b.PageFeedback = pg
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = pg, pg, pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name

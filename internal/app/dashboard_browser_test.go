@@ -40,6 +40,7 @@ type dashboardRun struct {
 	Conversations []string
 	Transcript    string
 	Insights      string
+	Feedback      []string
 	Draft         string
 	GapJobURL     string
 	GapJob        string
@@ -121,6 +122,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("feedback: %d", res.StatusCode)
 	}
 
+	// An agent says over MCP that a page did not help.
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"submit_feedback","arguments":` +
+		`{"path":"reference/serve","helpful":false,"comment":"The port flag has no example."}}}`
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/discovery/v1/mcp/demo", strings.NewReader(call))
+	req.Header.Set("Authorization", "Bearer "+assistantKey[1])
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpReply, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(mcpReply), `"recorded":true`) {
+		t.Fatalf("submit_feedback: %d %s", res.StatusCode, mcpReply)
+	}
+
 	// Another organization with a project and an admin key of its own.
 	other, err := sqlite.Open(t.Context(), dir)
 	if err != nil {
@@ -185,6 +203,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if !strings.Contains(run.Transcript, "Nothing about Terraform") || !strings.Contains(run.Insights, "1 questions") && !strings.Contains(run.Insights, "1\n") {
 		t.Logf("transcript %q insights %q", run.Transcript, run.Insights)
+	}
+	feedback := strings.Join(run.Feedback, "\n")
+	if len(run.Feedback) != 2 || !strings.Contains(run.Feedback[0], "agent · MCP") || !strings.Contains(run.Feedback[0], "reference/serve") ||
+		!strings.Contains(run.Feedback[0], "The port flag has no example.") || !strings.Contains(run.Feedback[1], "reader") || !strings.Contains(run.Feedback[1], question) {
+		t.Errorf("feedback rows:\n%s", feedback)
 	}
 	if !strings.Contains(run.Draft, "- "+question) || !strings.Contains(run.Draft, "Nothing about Terraform") {
 		t.Errorf("the drafted prompt:\n%s", run.Draft)

@@ -13,9 +13,9 @@ import (
 	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
-	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -28,7 +28,7 @@ const (
 
 // demoIndexer builds the demo domain's search index.
 type demoIndexer interface {
-	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
+	Index(ctx context.Context, d tenant.Domain) (indexer.IndexResult, error)
 }
 
 // createDemo gives a fresh install something to try: on the first start with

@@ -3,15 +3,13 @@ package app
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentrun"
 	"github.com/docsmith/docsmith/internal/apperr"
-	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/freshness"
+	"github.com/docsmith/docsmith/internal/indexer"
+	"github.com/docsmith/docsmith/internal/projectrepo"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -19,20 +17,20 @@ import (
 // outcome as the domain's index state, for builds asked for by hand
 // ('docsmith index', the index endpoint, a domain just created).
 type RecordingIndexer struct {
-	Indexer  *assistant.Indexer
+	Indexer  *indexer.Indexer
 	Recorder *freshness.Recorder
 	Now      func() time.Time
 }
 
 // NewRecordingIndexer records x's builds in the backend's index states,
 // without metrics (the CLI's).
-func NewRecordingIndexer(x *assistant.Indexer, b *Backend) *RecordingIndexer {
+func NewRecordingIndexer(x *indexer.Indexer, b *Backend) *RecordingIndexer {
 	return &RecordingIndexer{Indexer: x, Recorder: freshness.NewRecorder(b.IndexStates, nil, nil), Now: time.Now}
 }
 
 // Index builds the domain's index and records the outcome. A failure to
 // record is joined to the build's own error only when the build succeeded.
-func (r *RecordingIndexer) Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error) {
+func (r *RecordingIndexer) Index(ctx context.Context, d tenant.Domain) (indexer.IndexResult, error) {
 	started := r.Now()
 	res, err := r.Indexer.Index(ctx, d)
 	if ctx.Err() != nil {
@@ -45,12 +43,12 @@ func (r *RecordingIndexer) Index(ctx context.Context, d tenant.Domain) (assistan
 	return res, rerr
 }
 
-func buildOf(res assistant.IndexResult) freshness.Build {
+func buildOf(res indexer.IndexResult) freshness.Build {
 	return freshness.Build{Commit: res.Commit, Pages: res.Pages, Passages: res.Chunks}
 }
 
 // indexerBuilds is the assistant's indexer as freshness sees it.
-type indexerBuilds struct{ x *assistant.Indexer }
+type indexerBuilds struct{ x *indexer.Indexer }
 
 func (i indexerBuilds) Index(ctx context.Context, d tenant.Domain) (freshness.Build, error) {
 	res, err := i.x.Index(ctx, d)
@@ -65,7 +63,7 @@ type runnerHeads struct{ r *agentrun.Runner }
 // local folder (not a git repository, which the indexer reads as it is)
 // has no head to poll.
 func (h runnerHeads) Head(ctx context.Context, p tenant.Project, ref string) (string, error) {
-	if localFolder(p.RepoURL) {
+	if _, plain := projectrepo.PlainFolder(p.RepoURL); plain {
 		return "", nil
 	}
 	p.BaseRef = ref
@@ -77,22 +75,4 @@ func (h runnerHeads) Head(ctx context.Context, p tenant.Project, ref string) (st
 		return "", apperr.Wrap(err, apperr.Conflict, "%s", re.Error())
 	}
 	return sha, err
-}
-
-// localFolder reports whether repo is a local directory that is not a git
-// repository, as the indexer decides it.
-func localFolder(repo string) bool {
-	if strings.Contains(repo, "://") {
-		return false
-	}
-	info, err := os.Stat(repo)
-	if err != nil || !info.IsDir() {
-		return false
-	}
-	for _, marker := range []string{".git", "HEAD"} {
-		if _, err := os.Stat(filepath.Join(repo, marker)); err == nil {
-			return false
-		}
-	}
-	return true
 }

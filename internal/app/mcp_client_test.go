@@ -2,10 +2,13 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 )
@@ -16,8 +19,9 @@ const mcpClientDir = "../../clients/mcp"
 
 // TestMCPTypeScriptClient runs the official TypeScript MCP client
 // (@modelcontextprotocol/sdk, installed by 'make test' with npm ci) against
-// a real server's MCP endpoint: list the tools, search, read a page, a bad
-// key, another organization's domain. Without Node or the installed package
+// a real server's MCP endpoint: list the tools, search, read a page, give
+// feedback on a page, a bad key, another organization's domain, and a
+// domain that serves its public pages without a key. Without Node or the installed package
 // the test is skipped, except in CI (CI=true), where it fails.
 func TestMCPTypeScriptClient(t *testing.T) {
 	t.Parallel()
@@ -36,6 +40,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 	s := assistantSetup(t)
 	s.cli("domain", "create", "--org", orgB, "--domain", "globex-docs", "--project", projB)
+	s.cli("domain", "create", "--org", orgA, "--domain", "tern-public", "--project", "tern", "--site-url", "https://tern.example/docs", "--mcp-public")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -46,6 +51,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		"DOCSMITH_ASSISTANT_KEY="+s.assistantA,
 		"DOCSMITH_DOMAIN=tern",
 		"DOCSMITH_FOREIGN_DOMAIN=globex-docs",
+		"DOCSMITH_PUBLIC_DOMAIN=tern-public",
 		"NO_COLOR=1",
 	)
 	out, err := cmd.CombinedOutput()
@@ -58,5 +64,20 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	skipped := regexp.MustCompile(`skipped (\d+)`).FindStringSubmatch(string(out))
 	if pass == nil || pass[1] == "0" || skipped == nil || skipped[1] != "0" {
 		t.Fatalf("the MCP client tests did not all run (or the summary is missing)")
+	}
+
+	// The client's feedback is the domain's, as an agent's over MCP.
+	r := s.get("/v2/analytics/tern/feedback?source=mcp", s.adminA)
+	var fb struct {
+		Feedback []struct {
+			Source, Rating, Comment string
+			Pages                   []string
+		}
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &fb) != nil || len(fb.Feedback) != 1 {
+		t.Fatalf("feedback from MCP: %d %s", r.status, r.body)
+	}
+	if f := fb.Feedback[0]; f.Source != "mcp" || f.Rating != "down" || f.Comment != "No example of excluding a folder." || !slices.Equal(f.Pages, []string{"guides/sync"}) {
+		t.Errorf("feedback from MCP = %+v", f)
 	}
 }

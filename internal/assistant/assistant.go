@@ -157,6 +157,9 @@ type Config struct {
 	Budget Budget
 	// Registerer takes the spend metrics; nil keeps them unregistered.
 	Registerer prometheus.Registerer
+	// PageFeedback keeps agents' feedback on pages (RatePage); nil
+	// refuses it.
+	PageFeedback PageFeedbackStore
 }
 
 // Service answers questions and serves search and page requests over the
@@ -175,6 +178,8 @@ type Service struct {
 	spend     SpendStore
 	budget    Budget
 	metrics   spendMetrics
+	// pageFeedback keeps feedback on pages; nil refuses it.
+	pageFeedback PageFeedbackStore
 
 	mu     sync.Mutex
 	models map[string]llm.Model
@@ -197,6 +202,8 @@ func New(cfg Config) *Service {
 		budget:    cfg.Budget,
 		metrics:   newSpendMetrics(cfg.Registerer),
 		models:    map[string]llm.Model{},
+
+		pageFeedback: cfg.PageFeedback,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/mdblock"
 	"github.com/docsmith/docsmith/internal/search"
 )
 
@@ -63,7 +64,7 @@ func (s *Service) passages(siteURL string, hits []search.Hit) []passage {
 		}
 		url := citeURL(siteURL, h.PagePath, h.Anchor)
 		if i := passageWithURL(out, url); i >= 0 {
-			out[i].text += "\n" + chunkText(h)
+			out[i].text = joinParts(out[i].text, chunkText(h))
 			continue
 		}
 		out = append(out, passage{n: len(out) + 1, hit: h, url: url, title: citeTitle(h), text: chunkText(h)})
@@ -83,14 +84,33 @@ func passageWithURL(ps []passage, url string) int {
 	return -1
 }
 
-// chunkText is a chunk's text without the overlap it repeats from the chunk
-// before it.
+// chunkText is what a passage shows of a chunk, its Markdown (see
+// search.Chunk.Display), without the overlap it repeats from the chunk
+// before it, nor the blank lines around it. Spaces starting its first line
+// stay: they may indent code.
 func chunkText(h search.Hit) string {
-	text := h.Text
-	if h.Overlap > 0 && h.Overlap < len(text) {
-		text = strings.TrimLeft(text[h.Overlap:], "\n")
+	text, overlap := h.Display()
+	if overlap > 0 && overlap < len(text) {
+		text = text[overlap:]
 	}
-	return strings.TrimSpace(text)
+	for {
+		line, rest, found := strings.Cut(text, "\n")
+		if !found || strings.TrimSpace(line) != "" {
+			break
+		}
+		text = rest
+	}
+	return strings.TrimRight(text, " \t\r\n")
+}
+
+// joinParts appends the next part of a long section to a passage: on the
+// next line inside a code block the passage leaves open, else after a
+// blank line when the parts are Markdown blocks, else on the next line.
+func joinParts(passage, next string) string {
+	if _, open := mdblock.OpenFence(passage); open || !strings.Contains(passage, "\n\n") {
+		return passage + "\n" + next
+	}
+	return passage + "\n\n" + next
 }
 
 // citeURL links a passage: the site URL, the page path and the heading's
@@ -176,28 +196,42 @@ func extractiveText(ps []passage, question string) (answer string, pieces []stri
 type quote struct {
 	lines               string
 	cutBefore, cutAfter bool
+	// closeFence closes a code block the quote cuts before its end.
+	closeFence string
+	// blocks is set when the quote starts or ends in a code block or a
+	// table, which the "…" lines must not run into.
+	blocks bool
 }
 
 // ellipsis is the line that stands for lines left out.
 const ellipsis = "…"
 
 // write writes the quote as a Markdown block quote, "…" for the lines
-// left out.
+// left out, apart from a code block or a table by a blank line.
 func (q quote) write(b *strings.Builder) {
 	if q.cutBefore {
 		writeQuoteLine(b, ellipsis)
+		if q.blocks {
+			writeQuoteLine(b, "")
+		}
 	}
 	for line := range strings.SplitSeq(q.lines, "\n") {
 		writeQuoteLine(b, line)
 	}
+	if q.closeFence != "" {
+		writeQuoteLine(b, q.closeFence)
+	}
 	if q.cutAfter {
+		if q.blocks {
+			writeQuoteLine(b, "")
+		}
 		writeQuoteLine(b, ellipsis)
 	}
 }
 
 // size is about the bytes write writes, for growing a builder once.
 func (q quote) size() int {
-	return len(q.lines) + 3*(strings.Count(q.lines, "\n")+1) + 2*(len(ellipsis)+3)
+	return len(q.lines) + 3*(strings.Count(q.lines, "\n")+1) + 2*(len(ellipsis)+3) + len(q.closeFence) + 8
 }
 
 func writeQuoteLine(b *strings.Builder, line string) {
@@ -212,13 +246,18 @@ func writeQuoteLine(b *strings.Builder, line string) {
 
 // excerpt quotes text: all of it, or, when it is longer than max bytes, the
 // line that matches most question words (the shortest of equals: a heading
-// says most with least), the line before it when that is a heading, and as
-// many following lines as fit.
+// says most with least), the heading before it, and as many following
+// lines as fit. Code blocks and tables are kept whole: a quote that would
+// start inside one starts at its first line (a table's header), one that
+// would end inside a code block takes the rest of it when that is short
+// and otherwise closes it, and one that would end inside a table's header
+// takes its first row.
 func excerpt(text string, words []string, max int) quote {
 	if len(text) <= max {
 		return quote{lines: text}
 	}
 	lines := strings.Split(text, "\n")
+	spans := mdblock.Spans(lines)
 	best, bestScore := 0, 0
 	for i, n := range lineMatches(strings.ToLower(text), len(lines), words) {
 		if n > bestScore || n == bestScore && n > 0 && len(lines[i]) < len(lines[best]) {
@@ -226,8 +265,11 @@ func excerpt(text string, words []string, max int) quote {
 		}
 	}
 	from := best
-	if best > 0 && len(lines[best-1]) <= maxHeading {
-		from = best - 1
+	if s, ok := mdblock.At(spans, best); ok {
+		from = s.From
+	}
+	if h := headingBefore(lines, from); h >= 0 {
+		from = h
 	}
 	size := 0
 	to := from
@@ -235,17 +277,83 @@ func excerpt(text string, words []string, max int) quote {
 		size += len(lines[to]) + 1
 		to++
 	}
-	q := quote{cutBefore: from > 0, cutAfter: to < len(lines)}
+	q := quote{cutBefore: from > 0}
+	if s, ok := mdblock.At(spans, to-1); ok && to-1 < s.To {
+		switch {
+		case s.Kind == mdblock.Table && to-1 < s.From+2:
+			to = min(s.To, s.From+2) + 1 // the header, its delimiter and a row
+		case s.Kind == mdblock.Table:
+			// Cut between rows, a table stays a table.
+		case lineBytes(lines[to:s.To+1])+size <= max+max/2:
+			to = s.To + 1
+		default:
+			q.closeFence = s.Close
+		}
+		size = lineBytes(lines[from:to])
+	}
+	// A quote cut short does not end on a heading whose section it leaves
+	// out, nor on blank lines.
+	for to < len(lines) && to-1 > from && endsBare(lines[to-1]) {
+		if _, inBlock := mdblock.At(spans, to-1); inBlock {
+			break
+		}
+		to--
+		size = lineBytes(lines[from:to])
+	}
+	q.cutAfter = to < len(lines)
 	if to-from == 1 && len(lines[from]) > max {
 		q.lines = clip(lines[from], max)
 		return q
 	}
+	_, startsInBlock := mdblock.At(spans, from)
+	_, endsInBlock := mdblock.At(spans, to-1)
+	q.blocks = startsInBlock || endsInBlock || q.closeFence != ""
 	start := 0
 	for _, l := range lines[:from] {
 		start += len(l) + 1
 	}
 	q.lines = text[start : start+size-1] // lines[from:to], joined by "\n"
 	return q
+}
+
+// headingBefore is the line of the heading just above line i (a blank
+// line between them allowed), or -1. A Markdown heading starts with "#";
+// a short line right above is taken for a heading of plain text.
+func headingBefore(lines []string, i int) int {
+	switch {
+	case i == 0:
+		return -1
+	case strings.HasPrefix(lines[i-1], "#"):
+		return i - 1
+	case strings.TrimSpace(lines[i-1]) == "" && i >= 2 && strings.HasPrefix(lines[i-2], "#"):
+		return i - 2
+	case strings.TrimSpace(lines[i-1]) != "" && len(lines[i-1]) <= maxHeading && !isMarkdownBlockLine(lines[i-1]):
+		return i - 1
+	}
+	return -1
+}
+
+// endsBare reports whether a quote ending on line would end bare: on a
+// blank line or a Markdown heading.
+func endsBare(line string) bool {
+	t := strings.TrimSpace(line)
+	return t == "" || strings.HasPrefix(t, "#")
+}
+
+// isMarkdownBlockLine reports whether a line ends a code block or is a
+// table row, which no heading of plain text is.
+func isMarkdownBlockLine(line string) bool {
+	t := strings.TrimSpace(line)
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || strings.HasPrefix(t, "|")
+}
+
+// lineBytes is the size of lines joined by line breaks, one after each.
+func lineBytes(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	return n
 }
 
 // maxHeading is the length up to which a line is taken for a heading.

@@ -18,7 +18,7 @@ import (
 func analyticsCommand(ctx context.Context, sub string, args []string, env Env) error {
 	fs := newFlagSet("analytics "+sub, env)
 	c := jobFlags(fs, env)
-	var domain, from, to, format, status, feedback, rating string
+	var domain, from, to, format, status, feedback, rating, source string
 	var limit int
 	fs.StringVar(&domain, "domain", envOr(env, "DOCSMITH_DOMAIN", ""), "assistant domain (env DOCSMITH_DOMAIN)")
 	fs.StringVar(&from, "from", "", "start of the range: 2026-03-01 or an RFC 3339 time")
@@ -31,6 +31,8 @@ func analyticsCommand(ctx context.Context, sub string, args []string, env Env) e
 		fs.StringVar(&feedback, "feedback", "", "up, down or none")
 	case "feedback":
 		fs.StringVar(&rating, "rating", "", "up or down")
+		fs.StringVar(&status, "status", "", "answered or not_covered (ratings of answers only)")
+		fs.StringVar(&source, "source", "", "assistant (readers' ratings of answers) or mcp (agents' ratings of pages)")
 	}
 	if _, err := parse(fs, args); err != nil {
 		return usageErr(err)
@@ -47,7 +49,7 @@ func analyticsCommand(ctx context.Context, sub string, args []string, env Env) e
 		return fmt.Errorf("--format %q must be table, json or csv", format)
 	}
 	q := url.Values{}
-	for k, v := range map[string]string{"from": from, "to": to, "status": status, "feedback": feedback, "rating": rating} {
+	for k, v := range map[string]string{"from": from, "to": to, "status": status, "feedback": feedback, "rating": rating, "source": source} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -126,9 +128,13 @@ func analyticsCommand(ctx context.Context, sub string, args []string, env Env) e
 			return []string{str(m["key"]), str(m["count"]), str(m["notCovered"]), str(m["lowRetrieval"]), str(m["downvoted"]), str(m["topPage"]), str(m["lastAsked"]), example, strings.Join(jobs, "; ")}
 		})
 	case "feedback":
-		header := []string{"thread_id", "seq", "rating", "asked_at", "question", "comment", "pages"}
+		header := []string{"source", "thread_id", "seq", "rating", "asked_at", "question", "comment", "pages"}
 		return a.list(ctx, "feedback", "feedback", q, limit, format, env.Stdout, header, func(m map[string]any) []string {
-			return []string{str(m["threadId"]), str(m["seq"]), str(m["rating"]), str(m["askedAt"]), str(m["question"]), str(m["comment"]), strs(m["pages"])}
+			seq := str(m["seq"])
+			if str(m["threadId"]) == "" {
+				seq = "" // a page's rating has no turn
+			}
+			return []string{str(m["source"]), str(m["threadId"]), seq, str(m["rating"]), str(m["askedAt"]), str(m["question"]), str(m["comment"]), strs(m["pages"])}
 		})
 	}
 	return fmt.Errorf("unknown analytics command %q", sub)

@@ -7,9 +7,10 @@ import (
 	"strconv"
 
 	"github.com/docsmith/docsmith/internal/app"
-	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/indexer"
+	"github.com/docsmith/docsmith/internal/projectrepo"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -59,7 +60,7 @@ func checkProject(ctx context.Context, cfg config.Config, b *app.Backend, env En
 	if err := p.Normalize(app.RemotePolicy(cfg)); err != nil {
 		return err
 	}
-	if mode == checkOff || (mode == checkAuto && !assistant.LocalRepo(p.RepoURL)) {
+	if mode == checkOff || (mode == checkAuto && !projectrepo.LocalRepo(p.RepoURL)) {
 		return nil
 	}
 	x, err := newIndexer(cfg, b, env)
@@ -93,7 +94,7 @@ func newIndexer(cfg config.Config, b *app.Backend, env Env) (*app.RecordingIndex
 func indexNew(ctx context.Context, cfg config.Config, b *app.Backend, env Env, d tenant.Domain) {
 	x, err := newIndexer(cfg, b, env)
 	if err == nil {
-		var res assistant.IndexResult
+		var res indexer.IndexResult
 		if res, err = x.Index(ctx, d); err == nil {
 			fmt.Fprintf(env.Stderr, "indexed domain %s: %d pages, %d passages\n", d.ID, res.Pages, res.Chunks)
 			return

@@ -51,7 +51,7 @@ Usage:
   docsmith domain create --org ORG --domain DOMAIN --project PROJECT [--ref REF] [--site-url URL]
                          [--model PROVIDER/MODEL] [--allowed-origin URL ...] [--finish-thread-id=false]
                          [--reader-secret-env VAR | --reader-secret-file PATH]
-                         [--answers-per-day N] [--tokens-per-day N] [--proof-of-work]
+                         [--answers-per-day N] [--tokens-per-day N] [--proof-of-work] [--mcp-public]
   docsmith domain update --domain DOMAIN [any flag of domain create]   change only the flags given
   docsmith domain list [--org ORG]
   docsmith domain status DOMAIN                                    the domain's index: commit, head, lag, last error
@@ -542,6 +542,7 @@ func domainFlags(fs *flag.FlagSet, d *tenant.Domain, origins *stringList, answer
 	fs.Var(answers, "answers-per-day", "model answers a day before the assistant answers from search alone (0: no bound; default: the server's assistant_answers_per_day)")
 	fs.Var(tokens, "tokens-per-day", "model tokens a day before the assistant answers from search alone (0: no bound; default: the server's assistant_tokens_per_day)")
 	fs.BoolVar(&d.Settings.ProofOfWork, "proof-of-work", false, "make every assistant request carry a solved proof-of-work challenge (for a domain under abuse)")
+	fs.BoolVar(&d.Settings.MCPPublic, "mcp-public", false, "let MCP clients without an assistant key read the pages without access groups (search, get_page, resources; no feedback), counted against the per client IP limits")
 }
 
 func domainCreate(ctx context.Context, args []string, env Env) error {
@@ -562,6 +563,10 @@ func domainCreate(ctx context.Context, args []string, env Env) error {
 		d.AllowedOrigins = origins
 		d.Settings.AnswersPerDay, d.Settings.TokensPerDay = answers.v, tokens.v
 		created, err := tenant.NewService(b.Tenants, now).CreateDomain(ctx, d)
+		if apperr.Is(err, apperr.Conflict) {
+			return apperr.New(apperr.Conflict, "domain %q already exists; change its settings with docsmith domain update --domain %s "+
+				"and the flags to change (for example --allowed-origin URL, which replaces the list)", d.ID, d.ID)
+		}
 		if err != nil {
 			return err
 		}
@@ -650,6 +655,7 @@ var domainFields = map[string]func(dst *tenant.Domain, src tenant.Domain){
 	"answers-per-day":    func(d *tenant.Domain, s tenant.Domain) { d.Settings.AnswersPerDay = s.Settings.AnswersPerDay },
 	"tokens-per-day":     func(d *tenant.Domain, s tenant.Domain) { d.Settings.TokensPerDay = s.Settings.TokensPerDay },
 	"proof-of-work":      func(d *tenant.Domain, s tenant.Domain) { d.Settings.ProofOfWork = s.Settings.ProofOfWork },
+	"mcp-public":         func(d *tenant.Domain, s tenant.Domain) { d.Settings.MCPPublic = s.Settings.MCPPublic },
 }
 
 func domainList(ctx context.Context, args []string, env Env) error {

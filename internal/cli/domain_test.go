@@ -45,12 +45,18 @@ func TestDomainUpdate(t *testing.T) {
 		t.Fatalf("after domain create --answers-per-day 50: %+v", d.Settings)
 	}
 
-	r := run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0")
+	// Creating it again says how to change it instead.
+	r := run(t, dir, "domain", "create", "--org", "acme", "--domain", "help", "--project", "docs", "--index=false", "--allowed-origin", "https://help.acme.example")
+	if r.code == 0 || !strings.Contains(r.stderr, "docsmith domain update --domain help") {
+		t.Fatalf("domain create of an existing domain = %+v", r)
+	}
+
+	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0", "--mcp-public")
 	if r.code != 0 || r.stdout != "help\n" {
 		t.Fatalf("domain update = %+v", r)
 	}
 	d = storedDomain(t, dir, "help")
-	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true}
+	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true, MCPPublic: true}
 	if !reflect.DeepEqual(d.Settings, want) || !reflect.DeepEqual(d.AllowedOrigins, []string{"https://docs.acme.example"}) {
 		t.Fatalf("after domain update: settings %+v origins %q", d.Settings, d.AllowedOrigins)
 	}

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,14 +16,45 @@ import (
 // filterView is the range and filters of an assistant page, as the form
 // shows them.
 type filterView struct {
-	From, To, Status, Feedback string
+	From, To, Status, Feedback, Source string
 }
 
 func readFilter(r *http.Request) (filterView, analytics.Range, error) {
 	q := r.URL.Query()
-	f := filterView{From: q.Get("from"), To: q.Get("to"), Status: q.Get("status"), Feedback: q.Get("feedback")}
+	f := filterView{From: q.Get("from"), To: q.Get("to"), Status: q.Get("status"), Feedback: q.Get("feedback"), Source: q.Get("source")}
 	rng, err := analytics.ParseRange(f.From, f.To)
 	return f, rng, err
+}
+
+// feedback returns the ratings the filters keep: of the feedback filter's
+// rating, on answers of the status filter's, from the source filter's.
+// The feedback filter "none" (conversations nobody rated) keeps none.
+func (h *Handler) feedback(ctx context.Context, d tenant.Domain, f filterView, rng analytics.Range) ([]analytics.FeedbackItem, error) {
+	if f.Feedback == analytics.FeedbackNone {
+		return nil, nil
+	}
+	return h.Analytics.Feedback(ctx, d.ID, analytics.FeedbackFilter{Range: rng, Rating: f.Feedback, Status: f.Status, Source: f.Source})
+}
+
+// exportURL is the CSV export of kind (conversations or feedback) with
+// the range and filters of f: built whole here, as a template that puts a
+// query string after "?" escapes its "=" and "&" a second time.
+func exportURL(d tenant.Domain, kind string, f filterView) string {
+	q := url.Values{"kind": {kind}}
+	for k, v := range map[string]string{"from": f.From, "to": f.To, "status": f.Status, "feedback": f.Feedback, "source": f.Source} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return "/ui/domains/" + url.PathEscape(d.ID) + "/export.csv?" + q.Encode()
+}
+
+// seqCell is an answer's turn number in a CSV row; page feedback has none.
+func seqCell(it analytics.FeedbackItem) string {
+	if it.ThreadID == "" {
+		return ""
+	}
+	return strconv.Itoa(it.Seq)
 }
 
 type conversationsView struct {
@@ -30,7 +62,9 @@ type conversationsView struct {
 	Filter        filterView
 	Conversations []analytics.Conversation
 	Next          string
-	ExportQuery   string
+	// ExportConversations and ExportFeedback are the CSV exports of the
+	// page's range and filters.
+	ExportConversations, ExportFeedback string
 }
 
 func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
@@ -54,8 +88,43 @@ func (h *Handler) conversationsPage(w http.ResponseWriter, r *http.Request, v *v
 	if page.Next != nil {
 		view.Next = nextQuery(r.URL.Query(), *page.Next)
 	}
-	view.ExportQuery = url.Values{"from": {f.From}, "to": {f.To}}.Encode()
+	view.ExportConversations, view.ExportFeedback = exportURL(d, "conversations", f), exportURL(d, "feedback", f)
 	return h.render(w, r, v, http.StatusOK, "conversations", "Conversations · "+d.ID, "conversations:"+d.ID, view)
+}
+
+// maxFeedbackRows is how many ratings the feedback page shows; the CSV
+// export has them all.
+const maxFeedbackRows = 200
+
+type feedbackView struct {
+	Domain tenant.Domain
+	Filter filterView
+	Items  []analytics.FeedbackItem
+	More   bool
+	Export string
+}
+
+// feedbackPage lists the ratings of a range, readers' of answers and
+// agents' of pages (over MCP), newest first.
+func (h *Handler) feedbackPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	ctx := r.Context()
+	d, err := h.domain(ctx, v, r.PathValue("domain"))
+	if err != nil {
+		return err
+	}
+	f, rng, err := readFilter(r)
+	if err != nil {
+		return err
+	}
+	items, err := h.feedback(ctx, d, f, rng)
+	if err != nil {
+		return err
+	}
+	view := feedbackView{Domain: d, Filter: f, Items: items, Export: exportURL(d, "feedback", f)}
+	if len(items) > maxFeedbackRows {
+		view.Items, view.More = items[:maxFeedbackRows], true
+	}
+	return h.render(w, r, v, http.StatusOK, "feedback", "Feedback · "+d.ID, "feedback:"+d.ID, view)
 }
 
 type transcriptView struct {
@@ -185,7 +254,7 @@ func (h *Handler) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer) e
 	if err != nil {
 		return err
 	}
-	_, rng, err := readFilter(r)
+	f, rng, err := readFilter(r)
 	if err != nil {
 		return err
 	}
@@ -193,17 +262,17 @@ func (h *Handler) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer) e
 	var rows [][]string
 	switch kind {
 	case "feedback":
-		items, err := h.Analytics.Feedback(ctx, d.ID, rng)
+		items, err := h.feedback(ctx, d, f, rng)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, []string{"thread_id", "seq", "asked_at", "rated_at", "rating", "status", "question", "answer", "comment", "pages"})
+		rows = append(rows, []string{"source", "thread_id", "seq", "asked_at", "rated_at", "rating", "status", "question", "answer", "comment", "pages"})
 		for _, it := range items {
-			rows = append(rows, []string{it.ThreadID, strconv.Itoa(it.Seq), csvTime(it.AskedAt), csvTime(it.RatedAt), it.Rating, it.Status, it.Question, it.Answer, it.Comment, strings.Join(it.Pages, " ")})
+			rows = append(rows, []string{it.Source, it.ThreadID, seqCell(it), csvTime(it.AskedAt), csvTime(it.RatedAt), it.Rating, it.Status, it.Question, it.Answer, it.Comment, strings.Join(it.Pages, " ")})
 		}
 	case "conversations", "":
 		kind = "conversations"
-		turns, err := h.Analytics.Turns(ctx, d.ID, rng)
+		turns, err := h.Analytics.ConversationTurns(ctx, d.ID, analytics.ConversationFilter{Range: rng, Status: f.Status, Feedback: f.Feedback})
 		if err != nil {
 			return err
 		}

@@ -142,6 +142,7 @@ func (h *Handler) routes() *http.ServeMux {
 	m.HandleFunc("GET /ui/domains/{domain}/conversations/{threadId}", h.page(h.transcriptPage))
 	m.HandleFunc("GET /ui/domains/{domain}/insights", h.page(h.insightsPage))
 	m.HandleFunc("GET /ui/domains/{domain}/gaps", h.page(h.gapsPage))
+	m.HandleFunc("GET /ui/domains/{domain}/feedback", h.page(h.feedbackPage))
 	m.HandleFunc("GET /ui/domains/{domain}/export.csv", h.page(h.exportCSV))
 
 	m.HandleFunc("GET /ui/settings", h.page(h.settingsPage))

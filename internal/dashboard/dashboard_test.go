@@ -417,6 +417,7 @@ func TestOtherOrganizationSeesNothing(t *testing.T) {
 		"/ui/domains/globex-site/insights",
 		"/ui/domains/globex-site/gaps",
 		"/ui/domains/globex-site/export.csv",
+		"/ui/domains/globex-site/feedback",
 		"/ui/projects/acme-docs/jobs?domain=globex-site&gap=x",
 	}
 	for _, path := range gets {

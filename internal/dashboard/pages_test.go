@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,11 +111,114 @@ func TestExportCSV(t *testing.T) {
 	}
 	p = b.get("/ui/domains/tern/export.csv?kind=feedback")
 	rows, _ = csv.NewReader(strings.NewReader(p.body)).ReadAll()
-	if len(rows) != 3 || rows[1][4] != "down" || rows[1][8] != "nothing about rotation" {
+	if len(rows) != 3 || rows[0][0] != "source" || rows[1][0] != "assistant" || rows[1][5] != "down" || rows[1][9] != "nothing about rotation" {
 		t.Errorf("feedback rows = %v", rows)
 	}
 	if p := b.get("/ui/domains/tern/export.csv?to=2026-02-01"); strings.Count(p.body, "\n") != 1 {
 		t.Errorf("an empty range has rows: %q", p.body)
+	}
+}
+
+var exportLink = regexp.MustCompile(`href="(/ui/domains/tern/export\.csv\?[^"]+)">(Export[^<]*)<`)
+
+// TestExportLinksKeepFilters follows the conversation page's export links:
+// each downloads the rows of the page's range and filters, and only those.
+func TestExportLinksKeepFilters(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	if err := f.store.AddPageFeedback(t.Context(), assistant.PageFeedback{Domain: "tern", OrgID: "acme", Path: "sync", Rating: analytics.RatingDown,
+		Comment: "the flags are not listed", Source: assistant.FeedbackFromMCP, CreatedAt: f.now()}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	day := f.now().Format(time.DateOnly)
+	download := func(filters string) map[string][][]string {
+		t.Helper()
+		p := b.get("/ui/domains/tern/conversations?" + filters)
+		links := exportLink.FindAllStringSubmatch(p.body, -1)
+		if p.status != http.StatusOK || len(links) != 2 {
+			t.Fatalf("conversations?%s: %d, export links %q", filters, p.status, links)
+		}
+		got := map[string][][]string{}
+		for _, l := range links {
+			csvPage := b.get(html.UnescapeString(l[1]))
+			rows, err := csv.NewReader(strings.NewReader(csvPage.body)).ReadAll()
+			if csvPage.status != http.StatusOK || err != nil {
+				t.Fatalf("%s (%s): %d %v\n%s", l[2], l[1], csvPage.status, err, csvPage.body)
+			}
+			got[l[2]] = rows[1:]
+		}
+		return got
+	}
+	threads := func(rows [][]string, col int) []string {
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r[col])
+		}
+		return ids
+	}
+
+	// Not covered and rated down: one conversation, one rating.
+	got := download("from=" + day + "&to=" + day + "&status=not_covered&feedback=down")
+	if ids := threads(got["Export CSV"], 0); !slices.Equal(ids, []string{"thr_hook2"}) {
+		t.Errorf("conversations export of not covered, rated down: %q", ids)
+	}
+	if ids := threads(got["Export feedback CSV"], 1); !slices.Equal(ids, []string{"thr_hook2"}) {
+		t.Errorf("feedback export of not covered, rated down: %q", got["Export feedback CSV"])
+	}
+	// Rated down from any source: the agent's rating of a page too.
+	got = download("feedback=down")
+	if fb := got["Export feedback CSV"]; len(fb) != 2 || fb[0][0] != "assistant" || fb[1][0] != "mcp" || fb[1][10] != "sync" || fb[1][9] != "the flags are not listed" {
+		t.Errorf("feedback export of rated down: %q", fb)
+	}
+	// A range before anything was asked: headers only.
+	got = download("to=2026-02-01")
+	if len(got["Export CSV"]) != 0 || len(got["Export feedback CSV"]) != 0 {
+		t.Errorf("exports of an empty range: %q", got)
+	}
+}
+
+// TestFeedbackPage: the feedback page lists readers' ratings of answers
+// and agents' ratings of pages over MCP, each marked so, and filters them
+// by rating and source.
+func TestFeedbackPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	if err := f.store.AddPageFeedback(t.Context(), assistant.PageFeedback{Domain: "tern", OrgID: "acme", Path: "guides/schedules", Rating: analytics.RatingDown,
+		Comment: "no weekly schedule example", Source: assistant.FeedbackFromMCP, CreatedAt: f.now().Add(5 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	p := b.get("/ui/domains/tern/feedback")
+	if p.status != http.StatusOK {
+		t.Fatalf("feedback page: %d %s", p.status, p.body)
+	}
+	for _, want := range []string{"agent · MCP", "<code>guides/schedules</code>", "no weekly schedule example", ">reader<", "nothing about rotation",
+		`href="/ui/domains/tern/conversations/thr_hook2"`, `href="/ui/domains/tern/export.csv?kind=feedback"`, `aria-current="page">Feedback<`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("feedback page lacks %q", want)
+		}
+	}
+	// The agent's rating is the newest: first.
+	if i, j := strings.Index(p.body, "agent · MCP"), strings.Index(p.body, ">reader<"); i < 0 || j < 0 || i > j {
+		t.Errorf("the agent's rating is not listed first")
+	}
+	for query, c := range map[string]struct{ has, lacks string }{
+		"source=mcp":       {"no weekly schedule example", "nothing about rotation"},
+		"source=assistant": {"nothing about rotation", "no weekly schedule example"},
+		"feedback=up":      {"How do I sync a folder?", "no weekly schedule example"},
+	} {
+		p := b.get("/ui/domains/tern/feedback?" + query)
+		if !strings.Contains(p.body, c.has) || strings.Contains(p.body, c.lacks) {
+			t.Errorf("feedback?%s: has %q %v, lacks %q %v", query, c.has, strings.Contains(p.body, c.has), c.lacks, !strings.Contains(p.body, c.lacks))
+		}
+	}
+	if p := b.get("/ui/domains/tern/feedback?source=email"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "source") {
+		t.Errorf("an unknown source: %d", p.status)
 	}
 }
 
@@ -373,7 +477,7 @@ func TestSettings(t *testing.T) {
 	b := f.browser()
 	b.signIn(f.acmeKey)
 	s := b.get("/ui/settings")
-	for _, want := range []string{"acme-docs", "tern", `data-domain=&#34;tern&#34;`, "/widget.js", f.acmeKeyID, "(this session)"} {
+	for _, want := range []string{"acme-docs", "tern", `data-domain=&#34;tern&#34;`, "/widget.js", f.acmeKeyID, "(this session)", "docsmith domain update --domain tern --mcp-public"} {
 		if !strings.Contains(s.body, want) {
 			t.Errorf("settings lack %q", want)
 		}

@@ -176,7 +176,23 @@ func Load(fsys fs.FS) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(fsys, name, raw, cfg), nil
+	return build(fsys, name, raw, cfg, nil), nil
+}
+
+// LoadPages is Load reading only the navigation pages keep accepts (by
+// navigation path): the config and the navigation are read whole, the
+// other pages not at all, as if they had no file. An index update that
+// knows which pages changed reads only those.
+func LoadPages(fsys fs.FS, keep func(navPath string) bool) (*Site, error) {
+	name, raw, err := readConfig(fsys)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := decodeConfig(name, raw)
+	if err != nil {
+		return nil, err
+	}
+	return build(fsys, name, raw, cfg, keep), nil
 }
 
 // readConfig finds docs.json, else mint.json.
@@ -256,7 +272,7 @@ func lineAt(b []byte, off int) int {
 }
 
 // build makes the Site from a decoded config.
-func build(fsys fs.FS, name string, raw []byte, cfg map[string]any) *Site {
+func build(fsys fs.FS, name string, raw []byte, cfg map[string]any, keep func(string) bool) *Site {
 	s := &Site{
 		ConfigFile: name,
 		Pages:      map[string]*Page{},
@@ -286,7 +302,7 @@ func build(fsys fs.FS, name string, raw []byte, cfg map[string]any) *Site {
 		s.Problems = append(s.Problems, s.configProblem(iss.loc, iss.quoted, iss.message))
 	}
 
-	s.loadPages(np.pages)
+	s.loadPages(np.pages, keep)
 	s.setPageTitles(s.Nav)
 	s.OpenAPISpecs = configSpecs(cfg, s.Nav)
 	s.redirects = parseRedirects(cfg)
@@ -303,8 +319,9 @@ func sortProblems(ps []Problem) {
 	})
 }
 
-// loadPages reads every page the navigation names, once, in order.
-func (s *Site) loadPages(refs []navPageRef) {
+// loadPages reads every page the navigation names (that keep accepts, if
+// keep is set), once, in order.
+func (s *Site) loadPages(refs []navPageRef, keep func(string) bool) {
 	seen := map[string]bool{}
 	for _, ref := range refs {
 		if ref.openapi != "" {
@@ -316,6 +333,9 @@ func (s *Site) loadPages(refs []navPageRef) {
 			continue
 		}
 		seen[ref.path] = true
+		if keep != nil && !keep(ref.path) {
+			continue
+		}
 		file, ok := s.pageFile(ref.path, ref.ext)
 		if !ok {
 			p := s.configProblem(ref.loc, ref.raw,

@@ -98,7 +98,7 @@ func (v *validator) loadSite() bool {
 			msg = "the navigation config cannot be read: " + err.Error()
 		}
 		v.add(Problem{File: DocsJSON, Message: msg})
-		v.site = build(v.fsys, DocsJSON, nil, map[string]any{"navigation": map[string]any{}})
+		v.site = build(v.fsys, DocsJSON, nil, map[string]any{"navigation": map[string]any{}}, nil)
 		return false
 	}
 	cfg, err := decodeConfig(name, raw)
@@ -109,11 +109,11 @@ func (v *validator) loadSite() bool {
 		} else {
 			v.add(Problem{File: name, Message: err.Error()})
 		}
-		v.site = build(v.fsys, name, raw, map[string]any{"navigation": map[string]any{}})
+		v.site = build(v.fsys, name, raw, map[string]any{"navigation": map[string]any{}}, nil)
 		v.site.Config = nil
 		return false
 	}
-	v.site = build(v.fsys, name, raw, cfg)
+	v.site = build(v.fsys, name, raw, cfg, nil)
 	for _, p := range v.site.Problems {
 		// Config problems always count; a page's own problems only when the
 		// page changed (checkFile reports those).

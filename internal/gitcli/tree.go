@@ -165,3 +165,6 @@ func (d *memDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	d.at += n
 	return slices.Clone(rest[:n]), nil
 }
+
+// Len is the number of files the TreeFS holds.
+func (t *TreeFS) Len() int { return len(t.files) }

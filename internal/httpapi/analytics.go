@@ -215,21 +215,12 @@ func (s *Server) analyticsFeedback(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	items, err := s.Analytics.Feedback(r.Context(), d.ID, q.rng)
+	v := r.URL.Query()
+	items, err := s.Analytics.Feedback(r.Context(), d.ID, analytics.FeedbackFilter{
+		Range: q.rng, Rating: v.Get("rating"), Status: v.Get("status"), Source: v.Get("source"),
+	})
 	if err != nil {
 		return err
-	}
-	if rating := r.URL.Query().Get("rating"); rating != "" {
-		if rating != analytics.RatingUp && rating != analytics.RatingDown {
-			return apperr.New(apperr.Invalid, "rating %q must be up or down", rating)
-		}
-		kept := items[:0]
-		for _, it := range items {
-			if it.Rating == rating {
-				kept = append(kept, it)
-			}
-		}
-		items = kept
 	}
 	page, next := offsetPage(items, q)
 	writeJSON(w, http.StatusOK, feedbackListJSON{Feedback: page, NextCursor: next})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,11 @@ func newAnalyticsServer(t *testing.T) (s *assistantServer, t0 time.Time) {
 	turn("thr_3", "tern", "How do I sync a folder?", assistant.TurnAnswered, t0.Add(48*time.Hour), "")
 	turn("thr_g", "globex-site", "Secret globex question", assistant.TurnNotCovered, t0, "")
 
+	check(store.AddPageFeedback(ctx, assistant.PageFeedback{Domain: "tern", OrgID: "acme", Path: "guides/schedules", Rating: analytics.RatingDown,
+		Comment: "no example of a weekly schedule", Source: assistant.FeedbackFromMCP, CreatedAt: t0.Add(36 * time.Hour)}))
+	check(store.AddPageFeedback(ctx, assistant.PageFeedback{Domain: "globex-site", OrgID: "globex", Path: "guides/schedules", Rating: analytics.RatingDown,
+		Source: assistant.FeedbackFromMCP, CreatedAt: t0.Add(36 * time.Hour)}))
+
 	srv := New(Deps{
 		Tenants:   tenants,
 		Jobs:      agentjob.NewService(store, agentjob.NewHub(), now),
@@ -108,6 +114,7 @@ func TestAnalyticsAuthAndErrors(t *testing.T) {
 		{"bad cursor", "/v2/analytics/tern/feedback?cursor=zz", s.admin, 400, "cursor"},
 		{"bad status", "/v2/analytics/tern/conversations?status=maybe", s.admin, 400, "status \"maybe\""},
 		{"bad rating", "/v2/analytics/tern/feedback?rating=meh", s.admin, 400, "rating \"meh\""},
+		{"bad source", "/v2/analytics/tern/feedback?source=email", s.admin, 400, "source \"email\" must be assistant"},
 		{"POST", "/v2/analytics/tern/insights", s.admin, 405, "GET"},
 	}
 	for _, c := range cases {
@@ -217,12 +224,26 @@ func TestAnalyticsEndpoints(t *testing.T) {
 		t.Errorf("gaps = %+v", gaps)
 	}
 
-	fb := getJSON[struct{ Feedback []analytics.FeedbackItem }](t, s, "/v2/analytics/tern/feedback?rating=down")
-	if len(fb.Feedback) != 1 || fb.Feedback[0].Question != "Webhook retries?" || fb.Feedback[0].Comment != "not what I needed" {
+	fb := getJSON[struct{ Feedback []analytics.FeedbackItem }](t, s, "/v2/analytics/tern/feedback?rating=down&source=assistant")
+	if len(fb.Feedback) != 1 || fb.Feedback[0].Question != "Webhook retries?" || fb.Feedback[0].Comment != "not what I needed" || fb.Feedback[0].Source != "assistant" {
 		t.Errorf("feedback = %+v", fb)
 	}
+	// An agent's rating of a page over MCP, among the readers' ratings,
+	// newest first; another domain's stays out.
+	fb = getJSON[struct{ Feedback []analytics.FeedbackItem }](t, s, "/v2/analytics/tern/feedback")
+	var rows []string
+	for _, it := range fb.Feedback {
+		rows = append(rows, it.Source+" "+it.ThreadID+" "+it.Rating+" "+strings.Join(it.Pages, ","))
+	}
+	if want := []string{"mcp  down guides/schedules", "assistant thr_2 down ", "assistant thr_1 up sync"}; !slices.Equal(rows, want) {
+		t.Errorf("feedback = %q, want %q", rows, want)
+	}
+	fb = getJSON[struct{ Feedback []analytics.FeedbackItem }](t, s, "/v2/analytics/tern/feedback?source=mcp")
+	if len(fb.Feedback) != 1 || fb.Feedback[0].Comment != "no example of a weekly schedule" || fb.Feedback[0].Question != "" {
+		t.Errorf("feedback from MCP = %+v", fb)
+	}
 	fb = getJSON[struct{ Feedback []analytics.FeedbackItem }](t, s, "/v2/analytics/tern/feedback?limit=1")
-	if len(fb.Feedback) != 1 || fb.Feedback[0].ThreadID != "thr_2" {
+	if len(fb.Feedback) != 1 || fb.Feedback[0].Source != "mcp" {
 		t.Errorf("first page of feedback = %+v", fb)
 	}
 }

@@ -291,8 +291,11 @@ func (s *Server) searchDocs(w http.ResponseWriter, r *http.Request) error {
 		if crumbs == nil {
 			crumbs = []string{}
 		}
+		// content is the passage as Markdown (see search.Chunk.Display),
+		// the field the seed names for what a result shows.
+		content, _ := res.Display()
 		out[i] = searchResultJSON{
-			Content: res.Text,
+			Content: content,
 			Path:    res.PagePath,
 			Metadata: searchMetadataJSON{
 				Title: res.Title, PageTitle: res.PageTitle, Heading: res.Heading, Anchor: res.Anchor, URL: res.URL,

@@ -20,6 +20,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/pow"
 	"github.com/docsmith/docsmith/internal/ratelimit"
@@ -35,7 +36,7 @@ const fixtureSite = "../assistant/testdata/site"
 
 // assistantServer is a real Server over SQLite with two organizations:
 // acme has the domain "tern" (browsers from https://tern.example) and
-// "open" (any origin), globex has "globex-site".
+// "open" (any origin; MCP without a key), globex has "globex-site".
 type assistantServer struct {
 	t          *testing.T
 	url        string
@@ -52,9 +53,9 @@ type assistantServer struct {
 
 type fakeIndexer struct{ s *assistantServer }
 
-func (f fakeIndexer) Index(_ context.Context, d tenant.Domain) (assistant.IndexResult, error) {
+func (f fakeIndexer) Index(_ context.Context, d tenant.Domain) (indexer.IndexResult, error) {
 	f.s.indexCalls = append(f.s.indexCalls, d.ID)
-	return assistant.IndexResult{Domain: d.ID, ProjectID: d.ProjectID, Ref: "main", Commit: strings.Repeat("a", 40),
+	return indexer.IndexResult{Domain: d.ID, ProjectID: d.ProjectID, Ref: "main", Commit: strings.Repeat("a", 40),
 		BuildStats: search.BuildStats{Pages: 6, Chunks: 6, Unchanged: 6, Duration: 12 * time.Millisecond}}, nil
 }
 
@@ -121,13 +122,13 @@ func newAssistantServerWith(t *testing.T, limits Limits, maxBody int64, now func
 	}
 	domain(tenant.Domain{ID: "tern", OrgID: "acme", ProjectID: "acme-docs", SiteURL: "https://tern.example/docs", AllowedOrigins: []string{"https://tern.example"}, FinishThreadID: true,
 		Settings: tenant.DomainSettings{ReaderSecretFile: secretFile}})
-	domain(tenant.Domain{ID: "open", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"*"}})
+	domain(tenant.Domain{ID: "open", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"*"}, Settings: tenant.DomainSettings{MCPPublic: true}})
 	domain(tenant.Domain{ID: "guarded", OrgID: "acme", ProjectID: "acme-docs", AllowedOrigins: []string{"https://tern.example"}, Settings: tenant.DomainSettings{ProofOfWork: true}})
 	domain(tenant.Domain{ID: "globex-site", OrgID: "globex", ProjectID: "globex-docs", AllowedOrigins: []string{"https://tern.example"}})
 	s.assistant, s.admin = key("acme", apikey.Assistant), key("acme", apikey.Admin)
 	s.globex, s.globexAdm = key("globex", apikey.Assistant), key("globex", apikey.Admin)
 
-	svc := assistant.New(assistant.Config{Index: index, Threads: store, Catalogs: store, Now: now})
+	svc := assistant.New(assistant.Config{Index: index, Threads: store, Catalogs: store, PageFeedback: store, Now: now})
 	proofOfWork, err := pow.New(pow.Config{HMACKey: []byte("a test key of 32 bytes, not more"), MaxNumber: 1000, Spent: ratelimit.New(store, now), Now: now})
 	check(err)
 	srv := New(Deps{

@@ -16,7 +16,7 @@ func TestLLMsTxt(t *testing.T) {
 		path  string
 		wants []string
 	}{
-		{"/discovery/v1/llms.txt/tern", []string{"# Tern\n\n> ", "\n## Start here (v2)\n\n- [", "(https://tern.example/docs/guides/sync)", "(https://tern.example/docs/)", "\n## Legacy (v1)\n"}},
+		{"/discovery/v1/llms.txt/tern", []string{"# Tern\n\n> ", "\n## Start here (v2)\n\n- [", "(https://tern.example/docs/guides/sync.md)", "(https://tern.example/docs/index.md)", "\n## Legacy (v1)\n"}},
 		{"/discovery/v1/llms-full.txt/tern", []string{"# Tern\n\n> ", "\n---\n\n# Schedules\n\nSource: https://tern.example/docs/guides/schedules\n", "--max-rate"}},
 	} {
 		t.Run(c.path, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,7 +64,7 @@ func TestMCPWithTheGoSDKClient(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"get_page", "search"}) {
+	if !slices.Equal(names, []string{"get_page", "search", "submit_feedback"}) {
 		t.Fatalf("tools = %v", names)
 	}
 
@@ -325,4 +326,194 @@ func TestMCPConcurrentLargeRequestsStayBounded(t *testing.T) {
 	if allocated > bound {
 		t.Errorf("%d concurrent batches of %d KiB: %d MiB allocated, want at most %d MiB", requests, len(body)>>10, allocated>>20, bound>>20)
 	}
+}
+
+// TestMCPSubmitFeedback: an agent's feedback on a page it may read is
+// stored with the domain's feedback, from MCP; a page it may not read, a
+// page the index does not have and a comment over the limit are refused
+// with what to fix.
+func TestMCPSubmitFeedback(t *testing.T) {
+	t.Parallel()
+	s := newAssistantServer(t, Limits{})
+	ctx := t.Context()
+	cs, err := s.connectMCP(ctx, "tern", s.assistant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "submit_feedback", Arguments: map[string]any{
+		"path": "/guides/schedules", "helpful": false, "comment": "  No example of a weekly schedule.  "}})
+	if err != nil || res.IsError {
+		t.Fatalf("submit_feedback: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "submit_feedback", Arguments: map[string]any{"path": "guides/schedules", "helpful": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("submit_feedback: %v %+v", err, res)
+	}
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"path": "guides/audit", "helpful": true}, `page "guides/audit" not found`}, // restricted to a group
+		{map[string]any{"path": "guides/nope", "helpful": false}, `page "guides/nope" not found`},
+		{map[string]any{"path": "guides/schedules", "helpful": false, "comment": strings.Repeat("é", 2001)}, `"comment" is 2001 characters long; the limit is 2000`},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "submit_feedback", Arguments: c.args})
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, c.want) {
+			t.Errorf("submit_feedback %.80v: %v %+v", c.args, err, res)
+		}
+	}
+	got, err := s.store.DomainPageFeedback(ctx, "tern", time.Time{}, time.Time{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1].Path != "guides/schedules" || got[1].Rating != "down" || got[1].Comment != "No example of a weekly schedule." ||
+		got[1].Source != "mcp" || got[1].OrgID != "acme" || got[0].Rating != "up" {
+		t.Errorf("stored = %+v", got)
+	}
+}
+
+// connectMCPWithoutKey connects the Go SDK's client with no Authorization
+// header, as a client that cannot send one does.
+func (s *assistantServer) connectMCPWithoutKey(ctx context.Context, domain string, transport http.RoundTripper) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "docsmith-test", Version: "1"}, nil)
+	return client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   s.url + "/discovery/v1/mcp/" + domain,
+		HTTPClient: &http.Client{Transport: transport},
+		MaxRetries: -1,
+	}, nil)
+}
+
+// TestMCPWithoutAKey: a domain with mcp_public serves its public pages to
+// a client without a key, read-only; any other domain refuses it with the
+// message of a missing key that names the setting, the same whether the
+// domain exists or not.
+func TestMCPWithoutAKey(t *testing.T) {
+	t.Parallel()
+	s := newAssistantServer(t, Limits{})
+	ctx := t.Context()
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	accept := []string{"Accept", "application/json, text/event-stream"}
+
+	off := s.post("/discovery/v1/mcp/tern", "", list, accept...)
+	if off.status != http.StatusUnauthorized || !strings.Contains(off.errorMessage(t), "mcp_public (docsmith domain update --domain tern --mcp-public)") ||
+		!strings.Contains(off.errorMessage(t), "Authorization header is missing") {
+		t.Errorf("without the setting: %d %s", off.status, off.body)
+	}
+	unknown := s.post("/discovery/v1/mcp/nope", "", list, accept...)
+	if unknown.status != off.status || strings.ReplaceAll(unknown.body, "nope", "X") != strings.ReplaceAll(off.body, "tern", "X") {
+		t.Errorf("unknown domain %d %s, domain without the setting %d %s", unknown.status, unknown.body, off.status, off.body)
+	}
+	if _, err := s.connectMCPWithoutKey(ctx, "tern", http.DefaultTransport); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Errorf("a client without a key connected to tern: %v", err)
+	}
+
+	cs, err := s.connectMCPWithoutKey(ctx, "open", http.DefaultTransport)
+	if err != nil {
+		t.Fatalf("connect to open without a key: %v", err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"get_page", "search"}) {
+		t.Errorf("tools without a key = %v", names)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "bandwidth limit"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "--max-rate") {
+		t.Fatalf("search without a key: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_page", Arguments: map[string]any{"path": "guides/schedules"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_page without a key: %v %+v", err, res)
+	}
+	if page, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://page/guides/schedules"}); err != nil || len(page.Contents) != 1 {
+		t.Fatalf("resource without a key: %v %+v", err, page)
+	}
+	// Pages with access groups stay out.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_page", Arguments: map[string]any{"path": "guides/audit", "groups": []string{"admins"}}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "not found") {
+		t.Errorf("restricted page without a key: %v %+v", err, res)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://page/guides/audit"}); err == nil {
+		t.Error("a restricted page was readable without a key")
+	}
+	// Read-only: no feedback is taken.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "submit_feedback", Arguments: map[string]any{"path": "guides/schedules", "helpful": true}}); err == nil && !res.IsError {
+		t.Errorf("feedback was taken without a key")
+	}
+	if got, err := s.store.DomainPageFeedback(ctx, "open", time.Time{}, time.Time{}, 10); err != nil || len(got) != 0 {
+		t.Errorf("feedback stored without a key: %+v %v", got, err)
+	}
+	// A reader token needs a key to be read.
+	r := s.post("/discovery/v1/mcp/open", "", list, append(accept, "X-Docsmith-Reader-Token", "abc")...)
+	if r.status != http.StatusUnauthorized || !strings.Contains(r.errorMessage(t), "a reader token is read only with an assistant key") {
+		t.Errorf("reader token without a key: %d %s", r.status, r.body)
+	}
+	// A key still works on the domain, with its feedback.
+	keyed, err := s.connectMCP(ctx, "open", s.assistant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keyed.Close()
+	if res, err := keyed.CallTool(ctx, &mcp.CallToolParams{Name: "submit_feedback", Arguments: map[string]any{"path": "guides/schedules", "helpful": true}}); err != nil || res.IsError {
+		t.Errorf("feedback with a key on open: %v %+v", err, res)
+	}
+}
+
+// forwardedFor sends every request as the proxy of client.
+type forwardedFor struct {
+	client string
+	next   http.RoundTripper
+}
+
+func (f forwardedFor) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Forwarded-For", f.client)
+	return f.next.RoundTrip(r)
+}
+
+// TestMCPWithoutAKeyCountsPerClientIP: requests without a key count
+// against the per client IP limit, each client its own.
+func TestMCPWithoutAKeyCountsPerClientIP(t *testing.T) {
+	t.Parallel()
+	const limit = 4
+	s := newAssistantServer(t, Limits{AssistantPerKeyMonth: 100, AssistantPerOrgHour: 100, AssistantPerIPDay: limit})
+	ctx := t.Context()
+	count := &counting{next: forwardedFor{client: "203.0.113.7", next: http.DefaultTransport}}
+	cs, err := s.connectMCPWithoutKey(ctx, "open", count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var refused error
+	for range limit {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "sync"}}); err != nil {
+			refused = err
+			break
+		}
+	}
+	if refused == nil || !strings.Contains(refused.Error(), "Too Many Requests") {
+		t.Fatalf("not refused: %v", refused)
+	}
+	if count.n != limit {
+		t.Errorf("%d requests got through, want %d", count.n, limit)
+	}
+	r := s.post("/discovery/v1/mcp/open", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		"Accept", "application/json, text/event-stream", "X-Forwarded-For", "203.0.113.7")
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || !strings.Contains(r.errorMessage(t), "per client IP") {
+		t.Errorf("over the limit: %d %s", r.status, r.body)
+	}
+	// Another client has its own count.
+	other, err := s.connectMCPWithoutKey(ctx, "open", forwardedFor{client: "198.51.100.9", next: http.DefaultTransport})
+	if err != nil {
+		t.Fatalf("another client: %v", err)
+	}
+	_ = other.Close()
 }

@@ -47,6 +47,17 @@ func postAsReader(path, body string) func(s *assistantServer, domain, token stri
 	}
 }
 
+func getAsReader(path string) func(s *assistantServer, domain, token string) (int, bool, string) {
+	return func(s *assistantServer, domain, token string) (int, bool, string) {
+		var header []string
+		if token != "" {
+			header = []string{readerTokenHeader, token}
+		}
+		r := s.do(http.MethodGet, strings.ReplaceAll(path, "{domain}", domain), s.assistant, "", header...)
+		return r.status, r.status == http.StatusOK && strings.Contains(r.body, "tern audit"), r.body
+	}
+}
+
 // mcpAsReader calls an MCP tool with the reader token in the header, as an
 // MCP client configured with one sends it. A refused token is seen on the
 // first request, whose status and body are returned.
@@ -97,6 +108,7 @@ func TestReaderGroupsComeFromASignedToken(t *testing.T) {
 	const auditQuestion = `"messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"How do I read the audit log of syncs?"}]}]`
 	endpoints := []readerEndpoint{
 		{"page", postAsReader("/discovery/v1/page/{domain}", `{"path":"guides/audit","filter":{"groups":["admins"]}}`), http.StatusNotFound},
+		{"page .md", getAsReader("/discovery/v1/page/{domain}/guides/audit.md"), http.StatusNotFound},
 		{"search", postAsReader("/discovery/v1/search/{domain}", `{"query":"audit log syncs","filter":{"groups":["admins"]}}`), http.StatusOK},
 		{"assistant v2", postAsReader("/discovery/v2/assistant/{domain}/message", `{"fp":"anonymous","filter":{"groups":["admins"]},`+auditQuestion+`}`), http.StatusOK},
 		{"assistant v1", postAsReader("/discovery/v1/assistant/{domain}/message", `{"fp":"anonymous","filter":{"groups":["admins"]},`+auditQuestion+`}`), http.StatusOK},

@@ -50,6 +50,8 @@ func (s *Server) routes() http.Handler {
 	t.add("OPTIONS /discovery/v1/search/{domain}", s.handle(s.preflight))
 	t.add("POST /discovery/v1/page/{domain}", s.handle(s.cors(s.pageContent)))
 	t.add("OPTIONS /discovery/v1/page/{domain}", s.handle(s.preflight))
+	t.add("GET /discovery/v1/page/{domain}/{path...}", s.handle(s.cors(s.pageByPath)))
+	t.add("OPTIONS /discovery/v1/page/{domain}/{path...}", s.handle(s.preflightFor("GET, OPTIONS")))
 	t.add("GET /discovery/v1/challenge/{domain}", s.handle(s.cors(s.powChallenge)))
 	t.add("OPTIONS /discovery/v1/challenge/{domain}", s.handle(s.preflightFor("GET, OPTIONS")))
 	t.add("POST /discovery/v1/mcp/{domain}", s.handle(s.mcp))

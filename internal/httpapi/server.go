@@ -18,6 +18,8 @@ import (
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/indexer"
+	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/widget"
@@ -80,21 +82,22 @@ type Deps struct {
 // hold at most 80 MiB.
 const DefaultWebhookReads = 16
 
-// Indexer builds a domain's search index (assistant.Indexer).
+// Indexer builds a domain's search index (indexer.Indexer).
 type Indexer interface {
-	Index(ctx context.Context, d tenant.Domain) (assistant.IndexResult, error)
+	Index(ctx context.Context, d tenant.Domain) (indexer.IndexResult, error)
 }
 
 // ErrShuttingDown is why a stream the server stopped has ended.
 var ErrShuttingDown = errors.New("the server is shutting down")
 
 // MCPServer answers Model Context Protocol requests over a domain's docs
-// (mcpserver.Server), once the request's key was checked and counted;
-// groups are the reader's access groups, from its reader token. It returns
-// an apperr error, before writing anything, for a request it refuses: one
+// (mcpserver.Server), once the request's key was checked and counted; the
+// access holds the reader's groups, from its reader token, and whether the
+// request may write (a request without a key may not). It returns an
+// apperr error, before writing anything, for a request it refuses: one
 // that is not a single message.
 type MCPServer interface {
-	ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string) error
+	ServeMCP(w http.ResponseWriter, r *http.Request, a mcpserver.Access) error
 }
 
 // Server serves the API.

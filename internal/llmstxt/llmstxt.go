@@ -38,13 +38,25 @@ func Index(c search.SiteCatalog, name string) []byte {
 			section = s
 			fmt.Fprintf(&b, "\n## %s\n\n", s)
 		}
-		fmt.Fprintf(&b, "- [%s](%s)", linkText(p.Title), linkURL(p.URL))
+		fmt.Fprintf(&b, "- [%s](%s)", linkText(p.Title), linkURL(MarkdownURL(p)))
 		if p.Description != "" {
 			b.WriteString(": " + p.Description)
 		}
 		b.WriteString("\n")
 	}
 	return []byte(b.String())
+}
+
+// MarkdownURL is where a page's Markdown is read, the link llms.txt gives:
+// its URL with ".md" added, as agents look for it, and its path's
+// "index.md" for an index page, whose URL is its folder's. A docs site
+// sends these URLs to the page endpoint (GET /discovery/v1/page/{domain}/
+// {path}.md; the README has the proxy rule).
+func MarkdownURL(p search.CatalogPage) string {
+	if p.Path == "index" || strings.HasSuffix(p.Path, "/index") {
+		return strings.TrimRight(p.URL, "/") + "/index.md"
+	}
+	return strings.TrimRight(p.URL, "/") + ".md"
 }
 
 // PageFunc returns a page's Markdown by its path.
@@ -63,12 +75,16 @@ func Full(ctx context.Context, c search.SiteCatalog, name string, page PageFunc)
 		if err != nil {
 			return nil, fmt.Errorf("page %s: %w", p.Path, err)
 		}
-		title, rest, _ := strings.Cut(strings.TrimSpace(text), "\n")
+		// The page's Markdown goes in as it is, but for the blank lines
+		// around it: trimming spaces would take the indentation of a code
+		// block that starts or ends it.
+		text = trimBlankLines(text)
+		title, rest, _ := strings.Cut(text, "\n")
 		if !strings.HasPrefix(title, "# ") {
-			title, rest = "# "+p.Title, strings.TrimSpace(text)
+			title, rest = "# "+p.Title, text
 		}
 		fmt.Fprintf(&b, "\n---\n\n%s\n\nSource: %s\n", title, p.URL)
-		if rest = strings.TrimSpace(rest); rest != "" {
+		if rest = trimBlankLines(rest); rest != "" {
 			b.WriteString("\n" + rest + "\n")
 		}
 	}
@@ -105,6 +121,19 @@ func sectionOf(p search.CatalogPage) string {
 		return label + " (" + strings.Join(tags, ", ") + ")"
 	}
 	return oneLine(label)
+}
+
+// trimBlankLines removes the blank lines before and after text, and the
+// spaces ending its last line.
+func trimBlankLines(text string) string {
+	for {
+		line, rest, found := strings.Cut(text, "\n")
+		if !found || strings.TrimSpace(line) != "" {
+			break
+		}
+		text = rest
+	}
+	return strings.TrimRight(text, " \t\r\n")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

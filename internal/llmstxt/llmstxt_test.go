@@ -89,8 +89,38 @@ func TestHeaderAndEscapes(t *testing.T) {
 		{Path: "b", Title: "Versioned", URL: "https://x.example/b", Version: "v1"},
 	}}
 	got := string(llmstxt.Index(c, "acme-docs"))
-	want := "# acme-docs\n\n> The documentation of acme-docs.\n\n## Docs\n\n- [Brackets \\[beta\\]](https://x.example/a%20%28old%29)\n\n## v1\n\n- [Versioned](https://x.example/b)\n"
+	want := "# acme-docs\n\n> The documentation of acme-docs.\n\n## Docs\n\n- [Brackets \\[beta\\]](https://x.example/a%20%28old%29.md)\n\n## v1\n\n- [Versioned](https://x.example/b.md)\n"
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestMarkdownURL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ path, url, want string }{
+		{"guides/setup", "https://x.example/docs/guides/setup", "https://x.example/docs/guides/setup.md"},
+		{"index", "https://x.example/docs/", "https://x.example/docs/index.md"},
+		{"guides/index", "https://x.example/docs/guides", "https://x.example/docs/guides/index.md"},
+		{"guides/setup", "/guides/setup", "/guides/setup.md"},
+		{"index", "/", "/index.md"},
+	} {
+		if got := llmstxt.MarkdownURL(search.CatalogPage{Path: c.path, URL: c.url}); got != c.want {
+			t.Errorf("MarkdownURL(%s, %s) = %s, want %s", c.path, c.url, got, c.want)
+		}
+	}
+}
+
+func TestFullKeepsMarkdown(t *testing.T) {
+	t.Parallel()
+	page := "# Setup\n\n```yaml\nkettle:\n  water: soft\n```\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n    indented code ends it  \n"
+	c := search.SiteCatalog{Name: "Acme", Pages: []search.CatalogPage{{Path: "setup", Title: "Setup", URL: "https://x.example/setup"}}}
+	got, err := llmstxt.Full(t.Context(), c, "acme", func(context.Context, string) (string, error) { return "\n\n" + page, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.TrimSuffix(page, "  \n")
+	want := "# Setup\n\nSource: https://x.example/setup\n\n" + strings.TrimPrefix(body, "# Setup\n\n") + "\n"
+	if _, section, _ := strings.Cut(string(got), "\n---\n\n"); section != want {
+		t.Errorf("section =\n%q\nwant\n%q", section, want)
 	}
 }

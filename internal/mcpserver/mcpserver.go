@@ -1,12 +1,13 @@
 // Package mcpserver serves a domain's docs to AI tools over the Model
-// Context Protocol (Streamable HTTP, stateless): a search tool and a
-// get_page tool, and the pages as resources. It retrieves through the
+// Context Protocol (Streamable HTTP, stateless): a search tool, a get_page
+// tool and the pages as resources, and a submit_feedback tool with which
+// an agent says whether a page helped. It retrieves through the
 // assistant's own search and page functions, so an MCP client sees exactly
 // what the search and page endpoints return. Authentication, the domain and
-// the rate limits are the HTTP layer's; this package is handed the domain a
-// request may read and the access groups of its reader, and makes sure a
-// request is one message, so that the HTTP layer's count of requests is a
-// count of calls.
+// the rate limits are the HTTP layer's; this package is handed what a
+// request may do (Access: the domain, the access groups of its reader, and
+// whether it may write), and makes sure a request is one message, so that
+// the HTTP layer's count of requests is a count of calls.
 package mcpserver
 
 import (
@@ -22,26 +23,39 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/mdblock"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
-// Docs is what the server reads: assistant.Service's search and page.
+// Docs is what the server reads and writes: assistant.Service's search and
+// page, and its feedback on pages.
 type Docs interface {
 	Search(ctx context.Context, d tenant.Domain, q assistant.SearchRequest) ([]assistant.SearchResult, error)
 	Page(ctx context.Context, d tenant.Domain, path string, groups []string) (search.PageText, error)
+	RatePage(ctx context.Context, d tenant.Domain, f assistant.PageFeedback, groups []string) (assistant.PageFeedback, error)
+}
+
+// Access is what one request may do: read the pages of Domain that a
+// reader in Groups may see and, unless ReadOnly, give feedback. A request
+// without a key, to a domain that serves its public pages to such
+// requests (tenant.DomainSettings.MCPPublic), is ReadOnly with no groups.
+type Access struct {
+	Domain   tenant.Domain
+	Groups   []string
+	ReadOnly bool
 }
 
 // Tool names, and the scheme of the pages' resource URIs.
 const (
-	ToolSearch  = "search"
-	ToolGetPage = "get_page"
+	ToolSearch         = "search"
+	ToolGetPage        = "get_page"
+	ToolSubmitFeedback = "submit_feedback"
 	// PageURIPrefix starts a page's resource URI: PageURIPrefix + its path.
 	PageURIPrefix = "docs://page/"
 )
@@ -63,12 +77,34 @@ const (
 )
 
 // Server answers MCP requests for one domain at a time: ServeMCP is given
-// the domain the request's key may read.
+// what the request may do.
 type Server struct {
 	docs    Docs
 	log     *slog.Logger
 	handler http.Handler
 }
+
+// What tools/list tells an agent about each tool: when to use it, before
+// what it does, as agents pick tools by these sentences.
+const (
+	instructions = "This server answers from one documentation site. For a question about it, call search first " +
+		"(in words or as a question; search again with other words when nothing fits). When a passage is not enough, " +
+		"read its whole page with get_page, by the path search returned; never guess paths. Cite pages by their URL. " +
+		"After you used a page for your task, tell the docs team with submit_feedback whether it helped."
+	instructionsReadOnly = "This server answers from one documentation site's public pages. For a question about it, call search first " +
+		"(in words or as a question; search again with other words when nothing fits). When a passage is not enough, " +
+		"read its whole page with get_page, by the path search returned; never guess paths. Cite pages by their URL. " +
+		"Feedback on pages (submit_feedback) needs an assistant key."
+	searchDescription = "Use this first for any question about these docs: it finds the passages that answer a query, best first, " +
+		"each with its page's title, path and URL, and its text as Markdown. Search again with other words when nothing fits. " +
+		"To read more than a passage, pass its path to get_page."
+	getPageDescription = "Use this after search, to read a whole page as Markdown when a passage is not enough (the steps " +
+		"around it, a complete example, a whole table). Give the page's path exactly as search returned it (for example " +
+		"guides/setup); do not guess paths."
+	feedbackDescription = "Use this after you used a page of these docs for a task, once per page: say whether it helped " +
+		"(helpful true) or not (helpful false: it was wrong, outdated, unclear or missing what you needed), and in the " +
+		"comment what was missing or wrong. The docs team reads it to fix the docs. Write no secrets or personal data."
+)
 
 // New returns a Server; version is the server version clients are told.
 func New(docs Docs, log *slog.Logger, version string) *Server {
@@ -79,31 +115,27 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 	// The SDK logs every stateless request's session at Info; the request
 	// log already has them, so it gets warnings and errors only.
 	sdkLog := slog.New(minLevel{Handler: log.Handler(), min: slog.LevelWarn})
-	srv := mcp.NewServer(&mcp.Implementation{Name: "docsmith", Title: "docsmith docs", Version: version}, &mcp.ServerOptions{
-		Instructions: "Search this documentation site with the search tool, then read a whole page with get_page " +
-			"(its path as search returns it). Cite pages by their URL.",
-		Logger: sdkLog,
-	})
-	mcp.AddTool(srv, &mcp.Tool{
-		Name:        ToolSearch,
-		Title:       "Search the docs",
-		Description: "Search the documentation for passages that match a query, best first. Each passage has its page's title, path and URL, and its text.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.search)
-	mcp.AddTool(srv, &mcp.Tool{
-		Name:        ToolGetPage,
-		Title:       "Read a docs page",
-		Description: "Return one documentation page as Markdown, by its path as search results give it (for example guides/setup).",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.getPage)
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{
-		Name:        "page",
-		Title:       "Docs page",
-		Description: "A documentation page as Markdown, by its path (docs://page/guides/setup).",
-		MIMEType:    "text/markdown",
-		URITemplate: PageURIPrefix + "{+path}",
-	}, s.readPage)
-	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	impl := &mcp.Implementation{Name: "docsmith", Title: "docsmith docs", Version: version}
+	// Two servers with the same reading tools: one for requests with a
+	// key, which also takes feedback, and one for requests without, whose
+	// tools/list does not offer what they may not call.
+	full := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Logger: sdkLog})
+	s.addReadTools(full)
+	mcp.AddTool(full, &mcp.Tool{
+		Name:        ToolSubmitFeedback,
+		Title:       "Say whether a docs page helped",
+		Description: feedbackDescription,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, s.submitFeedback)
+	readOnly := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructionsReadOnly, Logger: sdkLog})
+	s.addReadTools(readOnly)
+	serverFor := func(r *http.Request) *mcp.Server {
+		if a, err := accessFrom(r.Context()); err == nil && !a.ReadOnly {
+			return full
+		}
+		return readOnly
+	}
+	s.handler = mcp.NewStreamableHTTPHandler(serverFor, &mcp.StreamableHTTPOptions{
 		// Stateless: any replica answers any request, and nothing is kept
 		// between requests; the tools need no session.
 		Stateless:    true,
@@ -112,41 +144,59 @@ func New(docs Docs, log *slog.Logger, version string) *Server {
 		// ServeMCP has read the body already; this holds for any other
 		// way in.
 		MaxRequestBodyBytes: MaxRequestBytes,
-		// Every request carries an assistant key, which a page rebinding
-		// a name to 127.0.0.1 does not have; and docsmith usually sits on
-		// loopback behind a proxy that sends the public Host.
+		// A request carries an assistant key, which a page rebinding a
+		// name to 127.0.0.1 does not have, or has none and reads only the
+		// pages a domain publishes anyway (as llms.txt does); and docsmith
+		// usually sits on loopback behind a proxy that sends the public
+		// Host.
 		DisableLocalhostProtection: true,
 	})
 	return s
 }
 
-func ptr[T any](v T) *T { return &v }
-
-type readerKey struct{}
-
-// reader is what a request may read: the domain, and the access groups
-// its reader token gave.
-type reader struct {
-	domain tenant.Domain
-	groups []string
+// addReadTools adds the tools and resources that read the docs.
+func (s *Server) addReadTools(srv *mcp.Server) {
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        ToolSearch,
+		Title:       "Search the docs",
+		Description: searchDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.search)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        ToolGetPage,
+		Title:       "Read a docs page",
+		Description: getPageDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.getPage)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "page",
+		Title:       "Docs page",
+		Description: "A documentation page as Markdown, by its path as search returns it (docs://page/guides/setup).",
+		MIMEType:    "text/markdown",
+		URITemplate: PageURIPrefix + "{+path}",
+	}, s.readPage)
 }
 
-// ServeMCP answers one MCP request over Streamable HTTP for domain d and a
-// reader in groups (from the reader's token, which the caller checked).
-// The SDK hands the request's context to the tools, which read both from
-// it; groups named in a tool's arguments are ignored.
+func ptr[T any](v T) *T { return &v }
+
+type accessKey struct{}
+
+// ServeMCP answers one MCP request over Streamable HTTP with access a (the
+// reader's groups from its token, which the caller checked). The SDK hands
+// the request's context to the tools, which read a from it; groups named
+// in a tool's arguments are ignored.
 //
 // A request carries exactly one JSON-RPC message. A batch, or a body that is
 // not one JSON object, is refused with an apperr error before anything is
 // written: the SDK still runs the batches of protocol versions before
 // 2025-06-18, one call per element, and a request without an
 // Mcp-Protocol-Version header is taken as of 2025-03-26.
-func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, d tenant.Domain, groups []string) error {
+func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, a Access) error {
 	body, err := readMessage(w, r)
 	if err != nil {
 		return err
 	}
-	r = r.WithContext(context.WithValue(r.Context(), readerKey{}, reader{domain: d, groups: groups}))
+	r = r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	s.handler.ServeHTTP(w, r)
@@ -210,12 +260,12 @@ func readError(err error) error {
 	return apperr.Wrap(err, apperr.Invalid, "the request body could not be read")
 }
 
-func readerFrom(ctx context.Context) (reader, error) {
-	rd, ok := ctx.Value(readerKey{}).(reader)
+func accessFrom(ctx context.Context) (Access, error) {
+	a, ok := ctx.Value(accessKey{}).(Access)
 	if !ok {
-		return reader{}, errors.New("no domain in the request context")
+		return Access{}, errors.New("no domain in the request context")
 	}
-	return rd, nil
+	return a, nil
 }
 
 // Filter narrows a search, as the search endpoint's filter does.
@@ -243,7 +293,7 @@ type Passage struct {
 	Path       string   `json:"path" jsonschema:"the page's path, for get_page"`
 	URL        string   `json:"url"`
 	Heading    string   `json:"heading,omitempty"`
-	Text       string   `json:"text"`
+	Text       string   `json:"text" jsonschema:"the passage as Markdown"`
 	Score      float64  `json:"score" jsonschema:"relevance from 0 to 1"`
 	Breadcrumb []string `json:"breadcrumb,omitempty"`
 }
@@ -254,7 +304,7 @@ type SearchOutput struct {
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
-	rd, err := readerFrom(ctx)
+	rd, err := accessFrom(ctx)
 	if err != nil {
 		return nil, SearchOutput{}, s.toolError(ctx, ToolSearch, err)
 	}
@@ -267,11 +317,11 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	if in.PageSize < 1 || in.PageSize > search.MaxPageSize {
 		return nil, SearchOutput{}, fmt.Errorf(`"pageSize" must be a whole number from 1 to %d, not %d`, search.MaxPageSize, in.PageSize)
 	}
-	q := assistant.SearchRequest{Query: in.Query, PageSize: in.PageSize, Filter: search.Filter{Groups: rd.groups}}
+	q := assistant.SearchRequest{Query: in.Query, PageSize: in.PageSize, Filter: search.Filter{Groups: rd.Groups}}
 	if in.Filter != nil {
 		q.Filter.Version, q.Filter.Language = in.Filter.Version, in.Filter.Language
 	}
-	results, err := s.docs.Search(ctx, rd.domain, q)
+	results, err := s.docs.Search(ctx, rd.Domain, q)
 	if err != nil {
 		return nil, SearchOutput{}, s.toolError(ctx, ToolSearch, err)
 	}
@@ -281,7 +331,8 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		text.WriteString("No passage of the docs matches this query; try other words.")
 	}
 	for i, r := range results {
-		passage := truncate(r.Text, MaxPassageBytes, "\n[passage cut here; read the whole page with get_page]")
+		shown, _ := r.Display()
+		passage := mdblock.Cut(shown, MaxPassageBytes, "\n[passage cut here; read the whole page with get_page]")
 		out.Passages[i] = Passage{Title: r.Title, PageTitle: r.PageTitle, Path: r.PagePath, URL: r.URL, Heading: r.Heading,
 			Text: passage, Score: r.Score, Breadcrumb: r.Breadcrumb}
 		if i > 0 {
@@ -311,14 +362,14 @@ type PageOutput struct {
 }
 
 func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPageInput) (*mcp.CallToolResult, PageOutput, error) {
-	rd, err := readerFrom(ctx)
+	rd, err := accessFrom(ctx)
 	if err != nil {
 		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
 	}
 	if strings.TrimSpace(in.Path) == "" {
 		return nil, PageOutput{}, errors.New(`"path" is required: a page path as search results give it`)
 	}
-	pt, err := s.docs.Page(ctx, rd.domain, in.Path, rd.groups)
+	pt, err := s.docs.Page(ctx, rd.Domain, in.Path, rd.Groups)
 	if err != nil {
 		return nil, PageOutput{}, s.toolError(ctx, ToolGetPage, err)
 	}
@@ -327,32 +378,19 @@ func (s *Server) getPage(ctx context.Context, _ *mcp.CallToolRequest, in GetPage
 		PageOutput{Path: pt.Path, Title: pt.Title, URL: pt.URL, Content: content, Truncated: cut}, nil
 }
 
-// pageContent is a page's text as get_page and a resource read return it:
-// at most MaxPageBytes of it, then a marker if the page is longer; cut
-// says which.
+// pageContent is a page's Markdown as get_page and a resource read return
+// it: at most MaxPageBytes of it, cut between lines with a fence it leaves
+// open closed, then a marker if the page is longer; cut says which.
 func pageContent(text string) (content string, cut bool) {
 	if len(text) <= MaxPageBytes {
 		return text, false
 	}
-	return truncate(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes)), true
-}
-
-// truncate returns text if it is at most limit bytes long, and otherwise its
-// first limit bytes or less, ending on a whole character, followed by marker.
-func truncate(text string, limit int, marker string) string {
-	if len(text) <= limit {
-		return text
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + marker
+	return mdblock.Cut(text, MaxPageBytes, fmt.Sprintf("\n\n[page cut here: it is %d bytes, over the limit of %d; search for a passage to find the rest]", len(text), MaxPageBytes)), true
 }
 
 // readPage serves docs://page/{path}, a page the reader may see.
 func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	rd, err := readerFrom(ctx)
+	rd, err := accessFrom(ctx)
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
 	}
@@ -364,7 +402,7 @@ func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if !ok || strings.TrimSpace(path) == "" {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	pt, err := s.docs.Page(ctx, rd.domain, path, rd.groups)
+	pt, err := s.docs.Page(ctx, rd.Domain, path, rd.Groups)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
@@ -373,6 +411,50 @@ func (s *Server) readPage(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	}
 	content, _ := pageContent(pt.Content)
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: content}}}, nil
+}
+
+// FeedbackInput is the submit_feedback tool's arguments.
+type FeedbackInput struct {
+	Path    string `json:"path" jsonschema:"the path of the page you used, exactly as search or get_page returned it, for example guides/setup"`
+	Helpful bool   `json:"helpful" jsonschema:"true when the page helped with your task; false when it was wrong, outdated, unclear or missing what you needed"`
+	Comment string `json:"comment,omitempty" jsonschema:"optional, at most 2000 characters: what was missing, wrong or unclear, or what helped; no secrets or personal data"`
+}
+
+// FeedbackOutput is what submit_feedback recorded.
+type FeedbackOutput struct {
+	Recorded bool   `json:"recorded"`
+	Path     string `json:"path"`
+	Helpful  bool   `json:"helpful"`
+}
+
+// submitFeedback stores an agent's feedback on a page it may read, marked
+// as coming over MCP. A read-only request never gets here: its server has
+// no such tool.
+func (s *Server) submitFeedback(ctx context.Context, _ *mcp.CallToolRequest, in FeedbackInput) (*mcp.CallToolResult, FeedbackOutput, error) {
+	a, err := accessFrom(ctx)
+	if err != nil {
+		return nil, FeedbackOutput{}, s.toolError(ctx, ToolSubmitFeedback, err)
+	}
+	if a.ReadOnly {
+		return nil, FeedbackOutput{}, errors.New("feedback needs an assistant key: send Authorization: Bearer svc_dsc_…")
+	}
+	if strings.TrimSpace(in.Path) == "" {
+		return nil, FeedbackOutput{}, errors.New(`"path" is required: the path of the page you used, as search or get_page returned it`)
+	}
+	rating := assistant.RatingDown
+	if in.Helpful {
+		rating = assistant.RatingUp
+	}
+	f, err := s.docs.RatePage(ctx, a.Domain, assistant.PageFeedback{Path: in.Path, Rating: rating, Comment: in.Comment, Source: assistant.FeedbackFromMCP}, a.Groups)
+	if err != nil {
+		return nil, FeedbackOutput{}, s.toolError(ctx, ToolSubmitFeedback, err)
+	}
+	verdict := "helped"
+	if !in.Helpful {
+		verdict = "did not help"
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Thank you: recorded that %s %s. The docs team will read it.", f.Path, verdict)}}},
+		FeedbackOutput{Recorded: true, Path: f.Path, Helpful: in.Helpful}, nil
 }
 
 // toolError is what a client sees of a failure: the message of an error

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,6 +41,11 @@ func (b brokenDocs) Page(_ context.Context, d tenant.Domain, path string, _ []st
 	return search.PageText{}, apperr.New(apperr.NotFound, "page %q not found in the docs of %s", path, d.ID)
 }
 
+func (b brokenDocs) RatePage(_ context.Context, d tenant.Domain, _ assistant.PageFeedback, _ []string) (assistant.PageFeedback, error) {
+	b.domains <- d.ID
+	return assistant.PageFeedback{}, errors.New("write page_feedback: disk I/O error at /var/lib/docsmith/docsmith.db")
+}
+
 // statusOf is the HTTP layer's mapping, for the codes ServeMCP returns.
 var statusOf = map[apperr.Code]int{
 	apperr.Invalid:          http.StatusBadRequest,
@@ -51,8 +58,14 @@ var statusOf = map[apperr.Code]int{
 // the HTTP layer does.
 func serve(t *testing.T, srv *mcpserver.Server) string {
 	t.Helper()
+	return serveAs(t, srv, mcpserver.Access{Domain: tenant.Domain{ID: "acme-docs"}})
+}
+
+// serveAs starts srv over HTTP with access a for every request.
+func serveAs(t *testing.T, srv *mcpserver.Server, a mcpserver.Access) string {
+	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := srv.ServeMCP(w, r, tenant.Domain{ID: "acme-docs"}, nil); err != nil {
+		if err := srv.ServeMCP(w, r, a); err != nil {
 			http.Error(w, apperr.MessageOf(err), statusOf[apperr.CodeOf(err)])
 		}
 	}))
@@ -62,7 +75,11 @@ func serve(t *testing.T, srv *mcpserver.Server) string {
 
 func connect(t *testing.T, docs mcpserver.Docs) *mcp.ClientSession {
 	t.Helper()
-	url := serve(t, mcpserver.New(docs, nil, "test"))
+	return connectTo(t, serve(t, mcpserver.New(docs, nil, "test")))
+}
+
+func connectTo(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	if err != nil {
@@ -118,6 +135,21 @@ type countingDocs struct {
 	calls   atomic.Int64
 	results []assistant.SearchResult
 	page    string
+	// rated is the feedback given, with the groups it was given with.
+	rated chan ratedPage
+}
+
+type ratedPage struct {
+	domain string
+	f      assistant.PageFeedback
+	groups []string
+}
+
+func (c *countingDocs) RatePage(_ context.Context, d tenant.Domain, f assistant.PageFeedback, groups []string) (assistant.PageFeedback, error) {
+	c.calls.Add(1)
+	c.rated <- ratedPage{domain: d.ID, f: f, groups: groups}
+	f.Path = strings.TrimPrefix(f.Path, "/")
+	return f, nil
 }
 
 func (c *countingDocs) Search(context.Context, tenant.Domain, assistant.SearchRequest) ([]assistant.SearchResult, error) {
@@ -315,4 +347,162 @@ func pageCut(text string, size int) bool {
 		return false
 	}
 	return strings.Contains(text[i:], fmt.Sprintf("it is %d bytes, over the limit of %d", size, mcpserver.MaxPageBytes))
+}
+
+// TestMarkdownServed checks that passages are the chunks' Markdown (their
+// text for a chunk indexed without it), and that a page cut to the limit
+// inside a code block gets the block closed before the marker.
+func TestMarkdownServed(t *testing.T) {
+	t.Parallel()
+	md := "## Configure\n\n```yaml\nkettle:\n  water: soft\n```\n"
+	results := []assistant.SearchResult{
+		{Hit: search.Hit{Chunk: search.Chunk{PagePath: "guides/setup", Text: "Configure kettle: water: soft", Markdown: md}}},
+		{Hit: search.Hit{Chunk: search.Chunk{PagePath: "guides/old", Text: "indexed before Markdown"}}},
+	}
+	code := "```yaml\n" + strings.Repeat("key:\n  value: 1\n", mcpserver.MaxPageBytes/16) + "```\n"
+	docs := &countingDocs{results: results, page: "# Setup\n\n" + code}
+	cs := connect(t, docs)
+	ctx := t.Context()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolSearch, Arguments: map[string]any{"query": "kettle"}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	var found mcpserver.SearchOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &found); err != nil || len(found.Passages) != 2 {
+		t.Fatalf("search output: %v, %+v", err, found)
+	}
+	if found.Passages[0].Text != md || found.Passages[1].Text != "indexed before Markdown" {
+		t.Errorf("passages = %q, %q; want the Markdown, then the text", found.Passages[0].Text, found.Passages[1].Text)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, md) {
+		t.Errorf("search text %q does not hold the passage's Markdown", text)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolGetPage, Arguments: map[string]any{"path": "guides/setup"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_page: %v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	kept, _, ok := strings.Cut(text, "\n\n[page cut here: ")
+	if !ok || !strings.HasSuffix(kept, "\n  value: 1\n```") || strings.Count(kept, "```") != 2 {
+		t.Errorf("a page cut inside its code block ends %q", text[max(0, len(text)-200):])
+	}
+}
+
+// TestToolsTellWhenToUseThem: tools/list says when to use each tool and
+// what each argument is; a request with a key gets submit_feedback, one
+// without only the reading tools.
+func TestToolsTellWhenToUseThem(t *testing.T) {
+	t.Parallel()
+	docs := &countingDocs{rated: make(chan ratedPage, 1)}
+	srv := mcpserver.New(docs, nil, "test")
+	ctx := t.Context()
+	keyed := connectTo(t, serveAs(t, srv, mcpserver.Access{Domain: tenant.Domain{ID: "acme-docs"}, Groups: []string{"staff"}}))
+	public := connectTo(t, serveAs(t, srv, mcpserver.Access{Domain: tenant.Domain{ID: "acme-docs"}, ReadOnly: true}))
+
+	when := map[string]string{
+		mcpserver.ToolSearch:         "Use this first for any question",
+		mcpserver.ToolGetPage:        "Use this after search",
+		mcpserver.ToolSubmitFeedback: "Use this after you used a page",
+	}
+	tools, err := keyed.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+		if !strings.HasPrefix(tool.Description, when[tool.Name]) {
+			t.Errorf("%s: description %q does not start with %q", tool.Name, tool.Description, when[tool.Name])
+		}
+		raw, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range schema.Properties {
+			if p.Description == "" {
+				t.Errorf("%s: argument %s has no description", tool.Name, name)
+			}
+		}
+		if tool.Name == mcpserver.ToolSubmitFeedback && !reflect.DeepEqual(schema.Required, []string{"path", "helpful"}) {
+			t.Errorf("submit_feedback requires %q", schema.Required)
+		}
+	}
+	if !slices.Equal(names, []string{"get_page", "search", "submit_feedback"}) {
+		t.Errorf("tools with a key = %q", names)
+	}
+	if in := keyed.InitializeResult().Instructions; !strings.Contains(in, "call search first") || !strings.Contains(in, "submit_feedback") {
+		t.Errorf("instructions = %q", in)
+	}
+
+	tools, err = public.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"get_page", "search"}) {
+		t.Errorf("tools without a key = %q", names)
+	}
+	if _, err := public.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolSubmitFeedback, Arguments: map[string]any{"path": "guides/setup", "helpful": true}}); err == nil {
+		t.Errorf("submit_feedback ran without a key")
+	}
+	select {
+	case r := <-docs.rated:
+		t.Fatalf("feedback stored without a key: %+v", r)
+	default:
+	}
+
+	// With a key: stored as an agent's, over MCP, with the reader's groups.
+	res, err := keyed.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolSubmitFeedback, Arguments: map[string]any{
+		"path": "/guides/setup", "helpful": false, "comment": "the flags of setup are not listed"}})
+	if err != nil || res.IsError {
+		t.Fatalf("submit_feedback: %v %+v", err, res.Content[0])
+	}
+	r := <-docs.rated
+	if r.domain != "acme-docs" || r.f.Path != "/guides/setup" || r.f.Rating != assistant.RatingDown || r.f.Comment != "the flags of setup are not listed" ||
+		r.f.Source != assistant.FeedbackFromMCP || !slices.Equal(r.groups, []string{"staff"}) {
+		t.Errorf("stored %+v", r)
+	}
+	var out mcpserver.FeedbackOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &out); err != nil || !out.Recorded || out.Helpful || out.Path != "guides/setup" {
+		t.Errorf("output %s: %v", raw, err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "guides/setup did not help") {
+		t.Errorf("text = %q", text)
+	}
+	for _, args := range []map[string]any{{"helpful": true}, {"path": "guides/setup"}, {"path": " ", "helpful": true}} {
+		res, err := keyed.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolSubmitFeedback, Arguments: args})
+		if err == nil && !res.IsError {
+			t.Errorf("submit_feedback %v was taken", args)
+		}
+	}
+}
+
+func TestFeedbackFailureStaysInTheLog(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	cs := connectTo(t, serve(t, mcpserver.New(brokenDocs{domains: make(chan string, 4)}, log, "test")))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: mcpserver.ToolSubmitFeedback, Arguments: map[string]any{"path": "a", "helpful": true}})
+	if err != nil || !res.IsError {
+		t.Fatalf("submit_feedback: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; strings.Contains(text, "/var/lib") || !strings.Contains(text, "try again") {
+		t.Errorf("the client saw %q", text)
+	}
+	if !strings.Contains(buf.String(), "disk I/O error") {
+		t.Errorf("the cause is not in the log: %s", buf.String())
+	}
 }

@@ -79,3 +79,31 @@ func pageSizeName(n int) string {
 	}
 	return "default-page"
 }
+
+// BenchmarkChunks measures reading a docs folder and cutting every page into
+// chunks, plain text and Markdown, as every index build does; it reports the
+// bytes of text and of Markdown the chunks hold:
+//
+//	DOCSMITH_BENCH_SITE=/path/to/docs go test ./internal/search -run '^$' -bench Chunks
+func BenchmarkChunks(b *testing.B) {
+	dir := os.Getenv("DOCSMITH_BENCH_SITE")
+	if dir == "" {
+		b.Skip("set DOCSMITH_BENCH_SITE to a docs site directory")
+	}
+	var chunks []Chunk
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if _, chunks, err = LoadFolder(dir, "", "https://docs.example"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var text, md int
+	for _, c := range chunks {
+		text += len(c.Text)
+		md += len(c.Markdown)
+	}
+	b.ReportMetric(float64(len(chunks)), "chunks")
+	b.ReportMetric(float64(text), "text-bytes")
+	b.ReportMetric(float64(md), "markdown-bytes")
+}

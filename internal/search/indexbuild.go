@@ -220,7 +220,7 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 	size += int64(len(di.chunks))*16 + int64(len(stems))*8
 	for _, c := range di.chunks {
 		size += int64(len(c.ID)+len(c.PagePath)+len(c.Anchor)+len(c.URL)+len(c.PageTitle)+len(c.Heading)+
-			len(c.Text)+len(c.Version)+len(c.Language)+len(c.PageHash)+len(c.Keywords)) + 256
+			len(c.Text)+len(c.Markdown)+len(c.Version)+len(c.Language)+len(c.PageHash)+len(c.Keywords)) + 256
 		for _, b := range c.Breadcrumb {
 			size += int64(len(b)) + 16
 		}

@@ -11,6 +11,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -47,7 +48,11 @@ type Chunk struct {
 	// that heading as a Markdown heading line of its level.
 	Markdown string
 	// MarkdownOverlap is how many bytes at the start of Markdown repeat the
-	// end of the previous chunk's Markdown (see Overlap).
+	// end of the previous chunk's Markdown (see Overlap). A chunk that
+	// starts inside a code block or table first repeats its opening fence
+	// or header rows, counted in the overlap; Markdown after the overlap
+	// starts with the separator (line break or blank line) that follows the
+	// previous chunk's content (see AssemblePage).
 	MarkdownOverlap   int
 	Version, Language string
 	// Groups are the access groups of the page (its "groups" front matter):
@@ -121,11 +126,12 @@ type Hit struct {
 	Score float64
 }
 
-// PageText is one indexed page as plain text.
+// PageText is one indexed page as Markdown.
 type PageText struct {
 	Path, Title, URL string
-	// Content is the page's text: the sections in order, each heading as a
-	// Markdown heading line.
+	// Content is the page as Markdown (see Chunk.Markdown): the title as a
+	// level-1 heading, then the sections in order, each under its heading at
+	// its level.
 	Content string
 	// Groups are the page's access groups (see Chunk.Groups).
 	Groups []string
@@ -180,37 +186,95 @@ func rankBoost(boost float64) float64 {
 	return math.Pow(boost, boostDamping)
 }
 
-// AssemblePage rebuilds a page's text from its chunks in seq order: the
-// title as a heading, each section's heading once, and each chunk's text
-// without the overlap it repeats from the one before. It is what every
-// Index's Page returns; ok is false when there are no chunks.
+// AssemblePage rebuilds a page as Markdown from its chunks in seq order: the
+// title as a level-1 heading, then each chunk's Markdown (which holds its
+// headings at their levels) without the MarkdownOverlap it repeats from the
+// chunk before. A chunk that starts inside a code block reopened its fence
+// within that overlap, so the closing fence the chunk before added is
+// dropped, and the code block reads as one. A chunk stored without Markdown
+// (by a store that does not keep it yet) gives its heading and plain text
+// instead. It is what every Index's Page returns; ok is false when there are
+// no chunks.
 func AssemblePage(chunks []Chunk) (PageText, bool) {
 	if len(chunks) == 0 {
 		return PageText{}, false
 	}
 	first := chunks[0]
 	pt := PageText{Path: first.PagePath, Title: first.PageTitle, URL: strings.SplitN(first.URL, "#", 2)[0]}
-	var b strings.Builder
-	b.WriteString("# " + first.PageTitle + "\n")
+	b := []byte("# " + first.PageTitle)
 	prevAnchor := ""
-	for _, c := range chunks {
+	for i, c := range chunks {
+		newSection := i == 0 || c.Anchor != prevAnchor
+		prevAnchor = c.Anchor
 		for _, g := range c.Groups {
 			if !slices.Contains(pt.Groups, g) {
 				pt.Groups = append(pt.Groups, g)
 			}
 		}
-		if c.Anchor != prevAnchor && c.Heading != "" {
-			b.WriteString("\n## " + c.Heading + "\n")
+		md := c.Markdown
+		if md == "" {
+			md = plainMarkdown(c, newSection)
 		}
-		text := c.Text
-		if c.Overlap > 0 && c.Overlap <= len(text) {
-			text = strings.TrimLeft(text[c.Overlap:], "\n")
+		if n := c.MarkdownOverlap; n > 0 && n <= len(md) {
+			if insideFence(md[:n]) {
+				if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+					b = b[:i]
+				}
+			}
+			b = append(b, md[n:]...)
+			continue
 		}
-		if text != "" {
-			b.WriteString(text + "\n")
+		if strings.TrimSpace(md) != "" {
+			b = append(b, "\n\n"...)
+			b = append(b, md...)
 		}
-		prevAnchor = c.Anchor
 	}
-	pt.Content = b.String()
+	pt.Content = string(append(b, '\n'))
 	return pt, true
+}
+
+// plainMarkdown is a chunk without Markdown as pages read before chunks had
+// Markdown: a heading line (when it starts a section) right above its text
+// past the overlap.
+func plainMarkdown(c Chunk, newSection bool) string {
+	text := c.Text
+	if c.Overlap > 0 && c.Overlap <= len(text) {
+		text = strings.TrimLeft(text[c.Overlap:], "\n")
+	}
+	if newSection && c.Heading != "" {
+		return strings.TrimSuffix("## "+c.Heading+"\n"+text, "\n")
+	}
+	return text
+}
+
+// insideFence reports whether Markdown ends inside a fenced code block (or
+// $$ math block), with any quote markers and indentation before the fences.
+func insideFence(md string) bool {
+	var open string
+	for _, line := range strings.Split(md, "\n") {
+		line = strings.TrimLeft(line, " \t>")
+		run := fenceRun(line)
+		switch {
+		case open == "" && run != "":
+			open = run
+		case open != "" && run != "" && run[0] == open[0] && len(run) >= len(open) && strings.TrimSpace(line[len(run):]) == "":
+			open = ""
+		}
+	}
+	return open != ""
+}
+
+// fenceRun returns the run of ```, ~~~ or $$ that starts line, or "".
+func fenceRun(line string) string {
+	if line == "" || (line[0] != '`' && line[0] != '~' && line[0] != '$') {
+		return ""
+	}
+	n := 0
+	for n < len(line) && line[n] == line[0] {
+		n++
+	}
+	if n < 3 && (line[0] != '$' || n < 2) {
+		return ""
+	}
+	return line[:n]
 }

@@ -27,8 +27,9 @@ import (
 // from the store.
 
 // snapshotFormat is the layout of a snapshot file and of the index it
-// holds; change it with either.
-const snapshotFormat = 1
+// holds; change it with either. 2: chunks carry their Markdown and its
+// overlap.
+const snapshotFormat = 2
 
 var snapshotMagic = [8]byte{'d', 's', 'm', 'i', 'd', 'x', '\n', 0}
 
@@ -265,12 +266,16 @@ func (w *snapWriter) string(s string) {
 	}
 }
 
+// chunkStrings is how many strings of a chunk the blob holds (see
+// blobStrings).
+const chunkStrings = 12
+
 // blobStrings calls fn with each string of the blob, in order: every
 // chunk's, then the stems'.
 func blobStrings(di *domainIndex, fn func(string)) {
 	for i := range di.chunks {
 		c := &di.chunks[i]
-		for _, s := range [...]string{c.ID, c.PagePath, c.Anchor, c.URL, c.PageTitle, c.Heading, c.Text, c.Version, c.Language, c.PageHash, c.Keywords} {
+		for _, s := range [...]string{c.ID, c.PagePath, c.Anchor, c.URL, c.PageTitle, c.Heading, c.Text, c.Markdown, c.Version, c.Language, c.PageHash, c.Keywords} {
 			fn(s)
 		}
 		for _, s := range c.Breadcrumb {
@@ -304,11 +309,12 @@ func (w *snapWriter) index(di *domainIndex) {
 	w.u32(uint32(len(di.chunks)))
 	for i := range di.chunks {
 		c := &di.chunks[i]
-		for range 11 {
+		for range chunkStrings {
 			ref()
 		}
 		w.u64(uint64(int64(c.Seq)))
 		w.u64(uint64(int64(c.Overlap)))
+		w.u64(uint64(int64(c.MarkdownOverlap)))
 		w.u64(math.Float64bits(c.Boost))
 		for _, list := range [...][]string{c.Breadcrumb, c.Groups} {
 			// A nil and an empty list differ to a reader (in JSON).
@@ -432,19 +438,20 @@ func (r *snapReader) index(version int64) *domainIndex {
 		}
 		return blob[off : off+l]
 	}
-	// A chunk takes at least 11 references, three numbers, two counts and
-	// its length.
-	nChunks := r.count(11*8 + 3*8 + 3*4)
+	// A chunk takes at least its strings' references, four numbers, two
+	// counts and its length.
+	nChunks := r.count(chunkStrings*8 + 4*8 + 3*4)
 	di := &domainIndex{version: version, chunks: make([]Chunk, nChunks), length: make([]float32, nChunks),
 		boost: make([]float32, nChunks), page: make([]int32, nChunks), pages: map[string]int32{}, maxBoost: 1}
 	var total float64
 	for i := range nChunks {
 		c := &di.chunks[i]
-		for _, s := range [...]*string{&c.ID, &c.PagePath, &c.Anchor, &c.URL, &c.PageTitle, &c.Heading, &c.Text, &c.Version, &c.Language, &c.PageHash, &c.Keywords} {
+		for _, s := range [...]*string{&c.ID, &c.PagePath, &c.Anchor, &c.URL, &c.PageTitle, &c.Heading, &c.Text, &c.Markdown, &c.Version, &c.Language, &c.PageHash, &c.Keywords} {
 			*s = str()
 		}
 		c.Seq = int(int64(r.u64()))
 		c.Overlap = int(int64(r.u64()))
+		c.MarkdownOverlap = int(int64(r.u64()))
 		c.Boost = math.Float64frombits(r.u64())
 		for _, list := range [...]*[]string{&c.Breadcrumb, &c.Groups} {
 			n := r.u32()

@@ -40,6 +40,8 @@ func snapshotChunks(n int) []Chunk {
 		case 2:
 			c.Groups = []string{"staff", "beta"}
 			c.Version, c.Language = "v2", "en"
+		case 3:
+			c.Markdown, c.MarkdownOverlap = "```yaml\n"+c.Text+"\n  indented: true\n```\n", i%9
 		}
 		chunks = append(chunks, c)
 	}
@@ -134,4 +136,31 @@ func FuzzReadSnapshot(f *testing.F) {
 			di.hits(Query{Terms: ParseQuery("kettle water", "en"), Limit: 5})
 		}
 	})
+}
+
+// TestSnapshotOfAnotherFormat: a whole snapshot that says it is of the
+// format before (no Markdown in its chunks) is refused, not misread.
+func TestSnapshotOfAnotherFormat(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "d.idx")
+	if err := writeSnapshot(path, buildDomainIndex(snapshotChunks(10), 1), analysisFingerprint()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(data[len(snapshotMagic):], snapshotFormat-1)
+	body := data[:len(data)-4]
+	binary.LittleEndian.PutUint32(data[len(data)-4:], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	if _, _, err := decodeSnapshot(data); err == nil {
+		t.Errorf("a snapshot of format %d was read", snapshotFormat-1)
+	}
+	// The same bytes with this format's number pass the checksum: only
+	// the format refused them.
+	binary.LittleEndian.PutUint32(data[len(snapshotMagic):], snapshotFormat)
+	binary.LittleEndian.PutUint32(data[len(data)-4:], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	if _, _, err := decodeSnapshot(data); err != nil {
+		t.Errorf("the snapshot with its own format: %v", err)
+	}
 }

@@ -94,6 +94,11 @@ type DomainSettings struct {
 	// ProofOfWork makes every assistant answer carry a solved challenge,
 	// for a domain under abuse.
 	ProofOfWork bool `json:"proof_of_work,omitempty"`
+	// MCPPublic lets MCP clients that send no assistant key (those that
+	// cannot send a header) read the pages without access groups: search,
+	// get_page and the page resources, counted against the per client IP
+	// limits. Feedback still needs a key. Off by default.
+	MCPPublic bool `json:"mcp_public,omitempty"`
 }
 
 // Key is a stored API key; only the hash of its secret is kept.

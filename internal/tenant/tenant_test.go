@@ -228,6 +228,7 @@ orgs:
         site_url: https://docs.acme.example
         allowed_origins: [https://docs.acme.example]
         finish_thread_id: false
+        mcp_public: true
     keys:
       - {name: ci, kind: admin}
       - {name: widget, kind: assistant}
@@ -254,7 +255,7 @@ func TestApplySetup(t *testing.T) {
 		}
 	}
 	d, err := svc.Store().GetDomain(ctx, "acme-docs")
-	if err != nil || d.FinishThreadID || d.Ref != "main" || len(d.AllowedOrigins) != 1 {
+	if err != nil || d.FinishThreadID || d.Ref != "main" || len(d.AllowedOrigins) != 1 || !d.Settings.MCPPublic {
 		t.Fatalf("domain = %+v, %v", d, err)
 	}
 

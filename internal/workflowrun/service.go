@@ -167,7 +167,7 @@ func (s *Service) listing(p tenant.Project, state SyncState, stored []Stored) Li
 // to the project shows in the next listing without a sync.
 func refusal(p tenant.Project, wf workflow.Workflow) string {
 	if wf.Automerge && !p.AllowAutomerge {
-		return fmt.Sprintf("automerge: true pushes straight to %s, which project %s does not allow; run 'docsmith project update %s --allow-automerge' or set automerge: false in %s", p.BaseRef, p.ID, p.ID, wf.Path)
+		return fmt.Sprintf("automerge: true pushes straight to %s, which project %s does not allow; run 'docsmith project update --id %s --allow-automerge' or set automerge: false in %s", p.BaseRef, p.ID, p.ID, wf.Path)
 	}
 	// The runner checks again before it reads anything; refusing here
 	// tells the operator before a run fails.
@@ -407,7 +407,7 @@ func (s *Service) webhookSecret(p tenant.Project) ([]byte, error) {
 func (s *Service) noSecret(p tenant.Project, why string) error {
 	return &apperr.Error{
 		Code:    apperr.Unauthorized,
-		Message: fmt.Sprintf("project %s has no webhook secret (%s); every delivery is refused until 'docsmith project update %s --webhook-secret-env VAR' names one", p.ID, why, p.ID),
+		Message: fmt.Sprintf("project %s has no webhook secret (%s); every delivery is refused until 'docsmith project update --id %s --webhook-secret-env VAR' names one", p.ID, why, p.ID),
 		Cause:   fmt.Errorf("%w: %w", ErrBadSignature, workflow.ErrNoSecret),
 	}
 }

@@ -340,7 +340,7 @@ func TestAutomergeNeedsPermission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Workflows) != 1 || !strings.Contains(l.Workflows[0].Refused, "--allow-automerge") {
+	if len(l.Workflows) != 1 || !strings.Contains(l.Workflows[0].Refused, "docsmith project update --id docs --allow-automerge") {
 		t.Fatalf("listing = %+v", l.Workflows)
 	}
 	if _, _, err := s.RunManual(ctx, e.project, "merge", ""); !apperr.Is(err, apperr.Conflict) {

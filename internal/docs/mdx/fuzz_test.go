@@ -97,6 +97,27 @@ func FuzzSections(f *testing.F) {
 		if !utf8.ValidString(Text(body)) {
 			t.Errorf("Text is not valid UTF-8")
 		}
+		rendered := Render(body, Options{Resolve: resolve, SiteURL: "https://docs.example", PagePath: "guides/page"})
+		if len(rendered) != len(secs) {
+			t.Fatalf("Render has %d sections, Sections %d", len(rendered), len(secs))
+		}
+		for i, s := range rendered {
+			if s.Text != secs[i].Text || s.Heading != secs[i].Heading {
+				t.Errorf("section %d: Render's text %q differs from Sections' %q", i, s.Text, secs[i].Text)
+			}
+			var lines []string
+			for _, l := range s.Lines {
+				if l.Text != "" {
+					lines = append(lines, l.Text)
+				}
+			}
+			if got := strings.Join(lines, "\n"); got != s.Text {
+				t.Errorf("section %d: the Lines' text %q is not the section's %q", i, got, s.Text)
+			}
+			if md := JoinLines(s.Lines); !utf8.ValidString(md) {
+				t.Errorf("section %d: Markdown is not valid UTF-8: %q", i, md)
+			}
+		}
 		for _, h := range Headings(body) {
 			if h.Text != "" {
 				t.Errorf("Headings returned text %q", h.Text)
@@ -123,6 +144,7 @@ func TestAdversarialInputIsLinear(t *testing.T) {
 	units := []string{
 		"[", "![", "[`", "[a](", "[a](b \"", "{\n", "{", "``a`", "<a></b>", "<a>\n\n</b>\n\n",
 		"a <b>\n\n", "<a b='", "<a\n", "$", "| a |\n|---|\n", "export {\n", "<x y={`${",
+		"<Note>\nx\n", "> ", "- ", "  - x\n", "<Steps>\n<Step>\n", "```\n", "<Tip>x", "| a |\n|---|\n| b<br/> |\n",
 	}
 	for _, unit := range units {
 		t.Run(unit, func(t *testing.T) {
@@ -132,6 +154,7 @@ func TestAdversarialInputIsLinear(t *testing.T) {
 			Check(body)
 			Sections(body, nil)
 			Links(body)
+			Render(body, Options{SiteURL: "https://docs.example", PagePath: "a/b"})
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("%q ×%d took %v", unit, len(body)/len(unit), d)
 			}

@@ -43,7 +43,8 @@ func (s *scanner) inline(limit int, stopAtEOL bool) {
 		case '\\':
 			switch {
 			case i+1 < limit && isASCIIPunct(src[i+1]):
-				s.addByte(src[i+1])
+				s.addPlain(src[i+1 : i+2])
+				s.addMD(src[i : i+2])
 				s.pos = i + 2
 			default:
 				s.addByte('\\')
@@ -72,7 +73,8 @@ func (s *scanner) inline(limit int, stopAtEOL bool) {
 			s.entity(src, i)
 		case '|':
 			if s.tableRow {
-				s.addText([]byte(" | "))
+				s.addPlain([]byte(" | "))
+				s.addMD([]byte{'|'})
 			} else {
 				s.addByte('|')
 			}
@@ -131,7 +133,10 @@ func (s *scanner) codeSpan(src []byte, i int) {
 			} else if len(body) > 2 && body[0] == ' ' && body[len(body)-1] == ' ' {
 				body = body[1 : len(body)-1]
 			}
-			s.addText(bytes.ReplaceAll(body, []byte{'\n'}, []byte{' '}))
+			s.addPlain(bytes.ReplaceAll(body, []byte{'\n'}, []byte{' '}))
+			if s.markdown {
+				s.addMD(bytes.ReplaceAll(src[i:j+m], []byte{'\n'}, []byte{' '}))
+			}
 			s.advance(j + m)
 			return
 		case '\\':
@@ -229,6 +234,9 @@ func (s *scanner) link(src []byte, i int, image bool) bool {
 		return false
 	}
 	if image {
+		if s.markdown {
+			s.addMD([]byte(collapse(string(src[i+1 : le]))))
+		}
 		s.advance(end)
 		return true
 	}
@@ -239,7 +247,14 @@ func (s *scanner) link(src []byte, i int, image bool) bool {
 	}
 	s.advance(i + 1)
 	first := len(s.toks)
+	inline := at >= 0
+	if inline {
+		s.addMD([]byte{'['})
+	}
 	s.inline(le, false)
+	if inline && s.markdown {
+		s.addMD([]byte("](" + markdownTarget(target, s.linkTo) + ")"))
+	}
 	s.flush()
 	if at >= 0 {
 		var b strings.Builder
@@ -450,8 +465,9 @@ func (s *scanner) emphasis(src []byte, i, start int) {
 	opens := !isSpace(next) && (isSpace(prev) || isASCIIPunct(prev))
 	closes := !isSpace(prev) && (isSpace(next) || isASCIIPunct(next))
 	if c == '~' && n < 2 || !opens && !closes {
-		s.addText(src[i : i+n])
+		s.addPlain(src[i : i+n])
 	}
+	s.addMD(src[i : i+n])
 	s.pos = i + n
 }
 
@@ -460,7 +476,8 @@ var entityRE = regexp.MustCompile(`^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-
 
 func (s *scanner) entity(src []byte, i int) {
 	if m := entityRE.Find(src[i:min(len(src), i+40)]); m != nil {
-		s.addText([]byte(html.UnescapeString(string(m))))
+		s.addPlain([]byte(html.UnescapeString(string(m))))
+		s.addMD(m)
 		s.pos = i + len(m)
 		return
 	}

@@ -127,6 +127,10 @@ type Section struct {
 	Level   int    // 1–6; 0 for the text before the first heading
 	Anchor  string // the heading's id: its custom {#id} or Slug(Heading), made unique within the page
 	Text    string // plain text, one line per paragraph, list item, table row or code line
+	// Lines is the section's body (without its heading) in units that
+	// keep Text and Markdown aligned; JoinLines makes it Markdown. Only
+	// Render sets it.
+	Lines []Line
 }
 
 // Sections splits a page at its headings (# to ######, and setext underlines)
@@ -147,7 +151,7 @@ type Section struct {
 // headings start sections of the page.
 func Sections(body []byte, resolve func(path string) ([]byte, bool)) []Section {
 	b := newBuilder(resolve)
-	b.run(scan(body).toks)
+	b.run(b.scan(body))
 	return b.finish()
 }
 

@@ -20,16 +20,22 @@ const (
 	tExpr                       // a JSX expression {…} outside tags
 	tLink                       // a link target (Markdown link or reference definition)
 	tImport                     // a default import of a Markdown file (text: name, extra: path)
+
+	// Tokens only emitted when the scanner keeps Markdown (see markdown.go).
+	tBlock   // a block starts: blk says which (list item, table row, code line, …)
+	tListEnd // a Markdown list item ends (level: the item's id)
+	tQuote   // the block quote depth changes to level
 )
 
 type token struct {
 	kind  tokKind
+	flow  bool      // tOpen, tClose: the tag stands on a line of its own
+	self  bool      // tOpen: self-closing
+	blk   blockKind // tBlock: the kind of block
 	line  int
-	level int    // tHeading: 1–6
-	flow  bool   // tOpen, tClose: the tag stands on a line of its own
-	self  bool   // tOpen: self-closing
+	level int    // tHeading: 1–6; tBlock of a list item, tListEnd: the item's id; tQuote: the depth
 	text  string // text, tag name, expression source, link target, import name
-	extra string // tLink: link text; tImport: path
+	extra string // tLink: link text; tImport: path; tText: the text as Markdown, when kept
 	attrs []attr
 }
 
@@ -89,6 +95,18 @@ type scanner struct {
 	fence    *fence
 	deadEnd  bool // an expression or tag ran to the end of the body; stop retrying
 
+	// Markdown, kept beside the plain text when markdown is set: the
+	// pending text as Markdown, the column of the current block's first
+	// character, the open Markdown list items and the quote depth the
+	// tokens last reported.
+	markdown bool
+	linkTo   func(string) string // makes a link target absolute; nil keeps it
+	md       []byte
+	col      int
+	lists    []listItem
+	nextList int
+	mdQuote  int
+
 	// Memos that keep adversarial input linear: the ']' closing each '[' of
 	// the paragraph at labelFrom–labelTo, and for runs of n backticks (or
 	// dollars) the offset before which no closing run exists.
@@ -99,9 +117,19 @@ type scanner struct {
 }
 
 func scan(body []byte) *scanner {
+	return scanWith(body, false, nil)
+}
+
+// scanWith scans body, keeping each text's Markdown beside it when markdown
+// is set; link, which may be nil, rewrites link targets in that Markdown.
+func scanWith(body []byte, markdown bool, link func(string) string) *scanner {
 	src := normalizeNewlines(body)
-	s := &scanner{src: src, line: 1, open: map[string]int{}, orphans: map[string]int{}}
-	s.toks = make([]token, 0, len(src)/64+8)
+	s := &scanner{src: src, line: 1, open: map[string]int{}, orphans: map[string]int{}, markdown: markdown, linkTo: link}
+	perToken := 64
+	if markdown {
+		perToken = 32 // block tokens too
+	}
+	s.toks = make([]token, 0, len(src)/perToken+8)
 	for s.pos < len(s.src) {
 		s.scanLine()
 	}
@@ -159,24 +187,51 @@ func (s *scanner) emit(t token) {
 }
 
 func (s *scanner) flush() {
-	if len(s.text) > 0 {
-		s.toks = append(s.toks, token{kind: tText, line: s.tline, text: string(s.text)})
+	if len(s.text) > 0 || len(s.md) > 0 {
+		text := string(s.text)
+		md := text
+		if !bytes.Equal(s.md, s.text) {
+			md = string(s.md)
+		}
+		s.toks = append(s.toks, token{kind: tText, line: s.tline, text: text, extra: md})
 		s.text = s.text[:0]
+		s.md = s.md[:0]
 	}
 }
 
+// addText adds text that reads the same as plain text and as Markdown.
 func (s *scanner) addText(b []byte) {
-	if len(s.text) == 0 {
+	s.addPlain(b)
+	s.addMD(b)
+}
+
+func (s *scanner) addByte(c byte) {
+	if len(s.text) == 0 && len(s.md) == 0 {
+		s.tline = s.line
+	}
+	s.text = append(s.text, c)
+	if s.markdown {
+		s.md = append(s.md, c)
+	}
+}
+
+// addPlain adds text to the plain text only.
+func (s *scanner) addPlain(b []byte) {
+	if len(s.text) == 0 && len(s.md) == 0 {
 		s.tline = s.line
 	}
 	s.text = append(s.text, b...)
 }
 
-func (s *scanner) addByte(c byte) {
-	if len(s.text) == 0 {
+// addMD adds Markdown that the plain text leaves out (markup).
+func (s *scanner) addMD(b []byte) {
+	if !s.markdown {
+		return
+	}
+	if len(s.text) == 0 && len(s.md) == 0 {
 		s.tline = s.line
 	}
-	s.text = append(s.text, c)
+	s.md = append(s.md, b...)
 }
 
 // brk ends the current block of text.
@@ -219,6 +274,7 @@ func (s *scanner) endPara() {
 func (s *scanner) finish() {
 	s.endPara()
 	if f := s.fence; f != nil {
+		s.block(bFenceClose, "", "")
 		run := strings.Repeat(string(f.char), f.n)
 		what := "code block"
 		if f.char == '$' {
@@ -235,6 +291,8 @@ func (s *scanner) finish() {
 		s.problem(t.line, "<"+t.name+"> is never closed (add </"+t.name+">)")
 	}
 	s.stack = nil
+	s.col, s.quote = -1, 0
+	s.blockStart()
 }
 
 // stripQuotes skips leading whitespace and up to max blockquote markers ('>'
@@ -279,9 +337,11 @@ func (s *scanner) scanLine() {
 			return
 		}
 		s.fence = nil // the blockquote holding the code block ended
+		s.block(bFenceClose, "", "")
 	}
 
 	p, depth := stripQuotes(s.src, start, end, 1<<30)
+	afterQuotes := p
 	p = skipBlanks(s.src, p, end)
 	if p == end {
 		s.endPara()
@@ -294,6 +354,7 @@ func (s *scanner) scanLine() {
 		s.endPara()
 	}
 	s.quote = depth
+	s.col = columns(s.src, afterQuotes, p)
 
 	if depth == 0 && p == start && !s.inPara && isESMStart(s.src[p:end]) {
 		s.endPara()
@@ -314,6 +375,8 @@ func (s *scanner) scanLine() {
 		if thematicBreak(s.src[p:end]) {
 			s.endPara()
 			s.table = false
+			s.blockStart()
+			s.block(bRule, "", "")
 			s.nextLine()
 			return
 		}
@@ -323,6 +386,7 @@ func (s *scanner) scanLine() {
 		}
 		s.endPara()
 		s.table = false
+		s.listItem(p, q)
 		list = true
 		p = q
 		if p == end {
@@ -346,6 +410,7 @@ func (s *scanner) scanLine() {
 	if (s.src[p] == '<' || s.src[p] == '{') && s.flowLine(p) {
 		s.endPara()
 		s.table = false
+		s.blockStart()
 		s.flowConstructs(p)
 		s.brk()
 		s.nextLine()
@@ -354,6 +419,8 @@ func (s *scanner) scanLine() {
 
 	if !s.inPara {
 		s.brk()
+		s.blockStart()
+		s.block(bPara, "", "")
 		s.inPara = true
 		s.paraKind = paraPlain
 		if list {
@@ -380,6 +447,7 @@ func (s *scanner) fenceLine(f *fence, p, end int) {
 	if n >= f.n && skipBlanks(s.src, q+n, end) == end {
 		s.fence = nil
 		s.brk()
+		s.block(bFenceClose, "", "")
 		return
 	}
 	// Remove up to the opening fence's indentation.
@@ -387,6 +455,7 @@ func (s *scanner) fenceLine(f *fence, p, end int) {
 		p++
 	}
 	s.advance(p)
+	s.block(bCode, "", "")
 	s.addText(s.src[p:end])
 	s.brk()
 }
@@ -411,6 +480,8 @@ func (s *scanner) fenceStart(p, end, depth int) bool {
 	}
 	s.endPara()
 	s.table = false
+	s.blockStart()
+	s.block(bFenceOpen, string(bytes.TrimSpace(s.src[p+n:end])), string(s.src[p:p+n]))
 	indent := 0
 	for i := lineStartOf(s.src, p); i < p; i++ {
 		if s.src[i] == ' ' || s.src[i] == '\t' {
@@ -518,6 +589,7 @@ func (s *scanner) atxHeading(p, end int) bool {
 	}
 	s.endPara()
 	s.table = false
+	s.blockStart()
 	a := skipBlanks(s.src, p+n, end)
 	b := end
 	for b > a && (s.src[b-1] == ' ' || s.src[b-1] == '\t') {
@@ -587,7 +659,8 @@ func (s *scanner) tableLine(p, end int) bool {
 		}
 		s.endPara()
 		s.table = true
-		s.row(p, end)
+		s.blockStart()
+		s.row(p, end, bHeader, string(bytes.TrimSpace(s.src[q:ne])))
 		s.nextLine() // the header row; the caller moves past the delimiter row
 		return true
 	}
@@ -595,12 +668,13 @@ func (s *scanner) tableLine(p, end int) bool {
 		s.table = false
 		return false
 	}
-	s.row(p, end)
+	s.row(p, end, bRow, "")
 	return true
 }
 
-func (s *scanner) row(p, end int) {
+func (s *scanner) row(p, end int, kind blockKind, delim string) {
 	s.brk()
+	s.block(kind, delim, "")
 	s.startCtx()
 	s.tableRow = true
 	s.advance(p)

@@ -34,6 +34,26 @@ type builder struct {
 	chain   []string           // snippets being inlined, to stop cycles
 	cache   map[string][]token // scanned snippets
 	inlined int
+
+	// Markdown, built beside the text by Render (see markdown.go).
+	md        bool
+	link      func(string) string // makes link targets absolute; nil keeps them
+	mdLine    []byte              // the block being built
+	kind      blockKind           // its kind; 0 when none has started
+	delim     string              // the delimiter row of the table being read
+	stack     []container
+	nextID    int
+	lines     []Line // the current section's
+	seg       int    // offset in text where the next Line's text starts
+	prevIDs   []int  // the containers around the last Line
+	ids       []int  // spare room for the next prevIDs
+	prevItem  bool   // the last Line was in a Markdown list item
+	code      *codeBlock
+	group     int
+	table     int    // group of the table being written; 0 outside one
+	tableOpen string // its header and delimiter rows
+	hrefs     []string
+	quoteBase int // quotes open where the snippet being inlined is used
 }
 
 func newBuilder(resolve func(string) ([]byte, bool)) *builder {
@@ -56,11 +76,14 @@ func (b *builder) run(toks []token) {
 		case tText:
 			if b.hidden == 0 {
 				b.add(t.text)
+				b.addMD(t.extra)
 			}
 		case tBreak:
 			b.endLine()
+			b.mdEnd()
 		case tHeading:
 			b.endLine()
+			b.mdHeading()
 			b.heading, b.level, b.head, b.id = true, t.level, b.head[:0], ""
 		case tAnchor:
 			b.id = t.text
@@ -72,8 +95,21 @@ func (b *builder) run(toks []token) {
 			} else if t.flow && !b.heading {
 				b.endLine()
 			}
+			b.mdClose(t)
 		case tExpr:
 			b.expr(t.text)
+		case tBlock:
+			b.mdBlock(t)
+		case tListEnd:
+			if b.md {
+				b.mdEnd()
+				b.popList(t.level)
+			}
+		case tQuote:
+			if b.md {
+				b.mdEnd()
+				b.setQuote(b.quoteBase + t.level)
+			}
 		}
 	}
 	b.endLine()
@@ -105,6 +141,7 @@ func (b *builder) open(t token) {
 	if t.flow {
 		b.endLine()
 	}
+	defer b.mdOpen(t)
 	var parts []string
 	for _, name := range propsAsText(t.text) {
 		if v, ok := attrString(t.attrs, name); ok && v != "" {
@@ -134,10 +171,12 @@ func (b *builder) expr(src string) {
 	}
 	if v, ok := jsStringLiteral(src); ok {
 		b.add(v)
+		b.addMD(v)
 		return
 	}
 	if v, ok := b.props[trimSpace(src)]; ok {
 		b.add(v)
+		b.addMD(v)
 	}
 }
 
@@ -150,7 +189,7 @@ func (b *builder) inline(path string, attrs []attr) {
 	if !ok {
 		body, found := b.resolve(path)
 		if found {
-			toks = scan(body).toks
+			toks = b.scan(body)
 		}
 		if b.cache == nil {
 			b.cache = map[string][]token{}
@@ -167,13 +206,22 @@ func (b *builder) inline(path string, attrs []attr) {
 			props[a.name] = v
 		}
 	}
-	savedProps, savedHeading := b.props, b.heading
+	savedProps, savedHeading, savedQuotes := b.props, b.heading, b.quoteBase
 	b.props, b.heading = props, false
 	b.chain = append(b.chain, path)
 	b.endLine()
+	if b.md {
+		b.mdEnd()
+		b.quoteBase = 0
+		for _, c := range b.stack {
+			if c.quote {
+				b.quoteBase++
+			}
+		}
+	}
 	b.run(toks)
 	b.chain = b.chain[:len(b.chain)-1]
-	b.props, b.heading = savedProps, savedHeading
+	b.props, b.heading, b.quoteBase = savedProps, savedHeading, savedQuotes
 }
 
 // add appends text to the current line (or heading), collapsing whitespace.
@@ -230,7 +278,9 @@ func (b *builder) endLine() {
 }
 
 func (b *builder) closeSection() {
-	b.secs[len(b.secs)-1].Text = b.text.String()
+	sec := &b.secs[len(b.secs)-1]
+	sec.Text = b.text.String()
+	b.closeMarkdown(sec)
 	b.text.Reset()
 }
 
@@ -255,6 +305,11 @@ func (b *builder) unique(a string) string {
 
 func (b *builder) finish() []Section {
 	b.endLine()
+	if b.md {
+		b.mdEnd()
+		b.closeCode()
+		b.popTo(0)
+	}
 	b.closeSection()
 	return b.secs
 }

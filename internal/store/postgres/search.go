@@ -13,7 +13,7 @@ import (
 var _ search.Source = (*Store)(nil)
 
 const searchChunkColumns = `c.chunk_id, c.page_path, c.seq, c.anchor, c.url, c.page_title, c.heading, c.breadcrumb,
-	c.text, c.overlap, c.keywords, c.version, c.language, c.groups, c.boost, c.page_hash`
+	c.text, c.overlap, c.markdown, c.markdown_overlap, c.keywords, c.version, c.language, c.groups, c.boost, c.page_hash`
 
 // ReplacePages replaces the chunks of the pages the chunks belong to and
 // deletes the chunks of removedPages, in one transaction.
@@ -81,10 +81,10 @@ func insertChunks(ctx context.Context, tx pgx.Tx, domain string, chunks []search
 		for _, c := range chunks[start:min(start+batchSize, len(chunks))] {
 			c = withoutNUL(c)
 			b.Queue(`INSERT INTO search_chunks (domain, chunk_id, page_path, seq, anchor, url, page_title, heading,
-    breadcrumb, text, overlap, keywords, version, language, groups, boost, page_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+    breadcrumb, text, overlap, markdown, markdown_overlap, keywords, version, language, groups, boost, page_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 				domain, c.ID, c.PagePath, c.Seq, c.Anchor, c.URL, c.PageTitle, c.Heading,
-				nonNil(c.Breadcrumb), c.Text, c.Overlap, c.Keywords, c.Version, c.Language, nonNil(c.Groups),
+				nonNil(c.Breadcrumb), c.Text, c.Overlap, c.Markdown, c.MarkdownOverlap, c.Keywords, c.Version, c.Language, nonNil(c.Groups),
 				max(c.Boost, 0), c.PageHash)
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
@@ -146,7 +146,7 @@ func (s *Store) Page(ctx context.Context, domain, path string) (search.PageText,
 // scanChunk scans searchChunkColumns, after the extra columns before them.
 func scanChunk(rows pgx.Rows, c *search.Chunk, extra ...any) error {
 	dest := []any{&c.ID, &c.PagePath, &c.Seq, &c.Anchor, &c.URL, &c.PageTitle, &c.Heading, &c.Breadcrumb,
-		&c.Text, &c.Overlap, &c.Keywords, &c.Version, &c.Language, &c.Groups, &c.Boost, &c.PageHash}
+		&c.Text, &c.Overlap, &c.Markdown, &c.MarkdownOverlap, &c.Keywords, &c.Version, &c.Language, &c.Groups, &c.Boost, &c.PageHash}
 	if err := rows.Scan(append(extra, dest...)...); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func scanChunk(rows pgx.Rows, c *search.Chunk, extra ...any) error {
 func withoutNUL(c search.Chunk) search.Chunk {
 	clean := func(s string) string { return strings.ReplaceAll(s, "\x00", "") }
 	c.ID, c.PagePath, c.Anchor, c.URL = clean(c.ID), clean(c.PagePath), clean(c.Anchor), clean(c.URL)
-	c.PageTitle, c.Heading, c.Text, c.Keywords = clean(c.PageTitle), clean(c.Heading), clean(c.Text), clean(c.Keywords)
+	c.PageTitle, c.Heading, c.Text, c.Markdown, c.Keywords = clean(c.PageTitle), clean(c.Heading), clean(c.Text), clean(c.Markdown), clean(c.Keywords)
 	c.Version, c.Language, c.PageHash = clean(c.Version), clean(c.Language), clean(c.PageHash)
 	c.Breadcrumb = cleanAll(c.Breadcrumb, clean)
 	c.Groups = cleanAll(c.Groups, clean)

@@ -11,7 +11,7 @@ import (
 
 // searchChunkColumns are what scanChunk reads, from search_chunks AS c.
 const searchChunkColumns = `c.chunk_id, c.page_path, c.seq, c.anchor, c.url, c.page_title, c.heading, c.breadcrumb,
-	c.text, c.overlap, c.keywords, c.version, c.language, c.groups, c.boost, c.page_hash`
+	c.text, c.overlap, c.markdown, c.markdown_overlap, c.keywords, c.version, c.language, c.groups, c.boost, c.page_hash`
 
 // ReplacePages replaces the chunks of the pages the chunks belong to and
 // deletes the chunks of removedPages, in one transaction.
@@ -42,8 +42,8 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 			}
 		}
 		insRow, err := tx.PrepareContext(ctx, `INSERT INTO search_chunks (domain, chunk_id, page_path, seq, anchor, url, page_title, heading,
-			breadcrumb, text, overlap, keywords, version, language, groups, boost, page_hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			breadcrumb, text, overlap, markdown, markdown_overlap, keywords, version, language, groups, boost, page_hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
@@ -58,7 +58,7 @@ func (s *Store) ReplacePages(ctx context.Context, domain string, chunks []search
 				return fmt.Errorf("encode groups of %s: %w", c.ID, err)
 			}
 			_, err = insRow.ExecContext(ctx, domain, c.ID, c.PagePath, c.Seq, c.Anchor, c.URL, c.PageTitle, c.Heading,
-				string(crumbs), c.Text, c.Overlap, c.Keywords, c.Version, c.Language, string(groups), max(c.Boost, 0), c.PageHash)
+				string(crumbs), c.Text, c.Overlap, c.Markdown, c.MarkdownOverlap, c.Keywords, c.Version, c.Language, string(groups), max(c.Boost, 0), c.PageHash)
 			if err != nil {
 				if isUniqueViolation(err) {
 					return fmt.Errorf("chunk %q appears twice: %w", c.ID, err)
@@ -128,7 +128,7 @@ func (s *Store) Page(ctx context.Context, domain, path string) (search.PageText,
 func scanChunk(rows *sql.Rows, c *search.Chunk, extra ...any) error {
 	var crumbs, groups string
 	dest := []any{&c.ID, &c.PagePath, &c.Seq, &c.Anchor, &c.URL, &c.PageTitle, &c.Heading, &crumbs,
-		&c.Text, &c.Overlap, &c.Keywords, &c.Version, &c.Language, &groups, &c.Boost, &c.PageHash}
+		&c.Text, &c.Overlap, &c.Markdown, &c.MarkdownOverlap, &c.Keywords, &c.Version, &c.Language, &groups, &c.Boost, &c.PageHash}
 	if err := rows.Scan(append(extra, dest...)...); err != nil {
 		return err
 	}

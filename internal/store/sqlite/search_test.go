@@ -176,9 +176,12 @@ func TestSearchHitFields(t *testing.T) {
 		Seq:        1,
 	}
 	got := h.Chunk
-	got.Text, got.Keywords, got.PageHash, got.Groups = "", "", "", nil
+	got.Text, got.Markdown, got.Keywords, got.PageHash, got.Groups = "", "", "", "", nil
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("hit =\n  %+v\nwant\n  %+v", got, want)
+	}
+	if !strings.HasPrefix(h.Markdown, "## Troubleshooting a bitter cup\n\n") {
+		t.Errorf("hit Markdown does not start with its heading: %q", h.Markdown)
 	}
 	if !strings.Contains(h.Text, "Hard water flattens") || h.PageHash == "" || !strings.Contains(h.Keywords, "infusion") {
 		t.Errorf("hit text %q, hash %q, keywords %q", h.Text, h.PageHash, h.Keywords)
@@ -348,7 +351,7 @@ func TestSearchIncrementalBuildAndPages(t *testing.T) {
 	if pt.Title != "Brewing tea" || pt.URL != "https://docs.example/guides/brewing" {
 		t.Errorf("page = %+v", pt)
 	}
-	for _, want := range []string{"# Brewing tea\n", "Green tea\nSteep green tea", "\n## Troubleshooting a bitter cup\nA bitter cup"} {
+	for _, want := range []string{"# Brewing tea\n", "## Green tea\n\nSteep green tea", "\n## Troubleshooting a bitter cup\n\nA bitter cup"} {
 		if !strings.Contains(pt.Content, want) {
 			t.Errorf("page content lacks %q:\n%s", want, pt.Content)
 		}

@@ -19,6 +19,7 @@ func analyticsCases() []testCase {
 		{"Analytics/InsightsAndGaps", testInsightsAndGaps},
 		{"Analytics/GapJobs", testGapJobs},
 		{"Analytics/DomainSpend", testDomainSpend},
+		{"Analytics/PageFeedback", testPageFeedback},
 	}
 }
 
@@ -266,7 +267,7 @@ func testInsightsAndGaps(t *testing.T, s Store) {
 		t.Errorf("Gaps =\n%v\nwant\n%v", got, want)
 	}
 
-	fb, err := svc.Feedback(ctx, "docs", analytics.Range{From: t0.Add(time.Hour)})
+	fb, err := svc.Feedback(ctx, "docs", analytics.FeedbackFilter{Range: analytics.Range{From: t0.Add(time.Hour)}})
 	must(t, err, "Feedback")
 	if len(fb) != 2 || fb[0].ThreadID != "thr_3" || fb[0].Rating != "down" || fb[1].ThreadID != "thr_2" || fb[1].Seq != 2 {
 		t.Errorf("Feedback = %+v", fb)
@@ -327,5 +328,62 @@ func testDomainSpend(t *testing.T, s Store) {
 	must(t, err, "DomainSpend")
 	if got != (assistant.Spend{}) {
 		t.Fatalf("DomainSpend(nobody) = %+v, want nothing", got)
+	}
+}
+
+// testPageFeedback checks that agents' feedback on pages is kept per
+// domain, read back newest first within a range, and listed beside the
+// readers' ratings of answers with its source.
+func testPageFeedback(t *testing.T, s Store) {
+	ctx := t.Context()
+	t0 := baseTime()
+	for i, f := range []assistant.PageFeedback{
+		{Domain: "docs", OrgID: "acme", Path: "guides/setup", Rating: assistant.RatingUp, Source: assistant.FeedbackFromMCP, CreatedAt: t0},
+		{Domain: "docs", OrgID: "acme", Path: "api/tokens", Rating: assistant.RatingDown, Comment: "no example of rotating a token", Source: assistant.FeedbackFromMCP, CreatedAt: t0.Add(time.Hour)},
+		{Domain: "other", OrgID: "globex", Path: "guides/setup", Rating: assistant.RatingDown, Source: assistant.FeedbackFromMCP, CreatedAt: t0.Add(time.Hour)},
+		{Domain: "docs", OrgID: "acme", Path: "guides/late", Rating: assistant.RatingUp, Source: assistant.FeedbackFromMCP, CreatedAt: t0.Add(3 * time.Hour)},
+	} {
+		must(t, s.AddPageFeedback(ctx, f), fmt.Sprintf("AddPageFeedback %d", i))
+	}
+	got, err := s.DomainPageFeedback(ctx, "docs", t0, t0.Add(2*time.Hour), 10)
+	must(t, err, "DomainPageFeedback")
+	if len(got) != 2 || got[0].Path != "api/tokens" || got[0].Comment != "no example of rotating a token" || got[0].Rating != "down" ||
+		got[0].Source != "mcp" || got[0].OrgID != "acme" || got[1].Path != "guides/setup" {
+		t.Fatalf("DomainPageFeedback = %+v", got)
+	}
+	sameTime(t, "page feedback", got[0].CreatedAt, t0.Add(time.Hour))
+	if got, err := s.DomainPageFeedback(ctx, "docs", time.Time{}, time.Time{}, 1); err != nil || len(got) != 1 || got[0].Path != "guides/late" {
+		t.Errorf("DomainPageFeedback limit 1 = %+v, %v", got, err)
+	}
+
+	addConvo(t, s, convo{id: "thr_pf", domain: "docs", at: t0.Add(30 * time.Minute), questions: []string{"How do I set up?"},
+		statuses: []string{assistant.TurnAnswered}, ratings: []string{analytics.RatingUp}, pages: [][]string{{"guides/setup"}}})
+	svc := analytics.NewService(s)
+	rng := analytics.Range{From: t0, To: t0.Add(2 * time.Hour)}
+	fb, err := svc.Feedback(ctx, "docs", analytics.FeedbackFilter{Range: rng})
+	must(t, err, "Feedback")
+	var rows []string
+	for _, it := range fb {
+		rows = append(rows, fmt.Sprintf("%s %s %s %v", it.Source, it.ThreadID, it.Rating, it.Pages))
+	}
+	want := []string{"mcp  down [api/tokens]", "assistant thr_pf up [guides/setup]", "mcp  up [guides/setup]"}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("Feedback =\n%q\nwant\n%q", rows, want)
+	}
+	for _, c := range []struct {
+		f    analytics.FeedbackFilter
+		want int
+	}{
+		{analytics.FeedbackFilter{Range: rng, Source: analytics.SourceMCP}, 2},
+		{analytics.FeedbackFilter{Range: rng, Source: analytics.SourceAssistant}, 1},
+		{analytics.FeedbackFilter{Range: rng, Rating: analytics.RatingDown}, 1},
+		{analytics.FeedbackFilter{Range: rng, Status: analytics.StatusAnswered}, 1},
+	} {
+		if fb, err := svc.Feedback(ctx, "docs", c.f); err != nil || len(fb) != c.want {
+			t.Errorf("Feedback(%+v) = %d items, %v; want %d", c.f, len(fb), err, c.want)
+		}
+	}
+	if _, err := svc.Feedback(ctx, "docs", analytics.FeedbackFilter{Source: "email"}); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("an unknown source: %v", err)
 	}
 }

@@ -41,6 +41,7 @@ func searchCases() []testCase {
 		{"Search/SameRanking", testSearchSameRanking},
 		{"Search/StatisticsPerDomain", testSearchStatisticsPerDomain},
 		{"Search/ChangeSeenByAnotherProcess", testSearchChangeSeenElsewhere},
+		{"Search/MarkdownRoundTrip", testSearchMarkdownRoundTrip},
 	}
 	cases := []testCase{
 		{"Threads", testThreads},
@@ -129,6 +130,10 @@ func (m memoryStore) sameLoaded(ctx context.Context, from string, cfg search.Mem
 		for i := range want {
 			if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
 				t.Errorf("from %s, hit %d is %s (%v), want %s (%v)", from, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+			}
+			if got[i].Text != want[i].Text || got[i].Markdown != want[i].Markdown || got[i].MarkdownOverlap != want[i].MarkdownOverlap {
+				t.Errorf("from %s, hit %s is %q / %q (%d), want %q / %q (%d)", from, got[i].ID,
+					got[i].Text, got[i].Markdown, got[i].MarkdownOverlap, want[i].Text, want[i].Markdown, want[i].MarkdownOverlap)
 			}
 		}
 	}
@@ -480,6 +485,63 @@ func testSearchPage(t *testing.T, s indexedStore) {
 		if _, err := s.Page(t.Context(), missing[0], missing[1]); !errors.Is(err, search.ErrPageNotFound) {
 			t.Errorf("Page(%s, %s) error = %v, want ErrPageNotFound", missing[0], missing[1], err)
 		}
+	}
+}
+
+// markdownFixture is Markdown a store must give back byte for byte:
+// indented YAML in a fence with its info string, a table, trailing spaces
+// (a hard line break), a tab, and text beyond ASCII.
+const markdownFixture = "## Configure the kettle\n\n" +
+	"```yaml title=\"kettle.yaml\"\nkettle:\n  water:\n    hardness: soft   # ppm\n  steps:\n    - boil\n    -   steep\n```\n\n" +
+	"| Tea | Minutes |\n| --- | ---: |\n| Green | 2 |\n| Black \\| Assam | 4 |\n\n" +
+	"A line that breaks  \nhere,\twith a tab and 茶 — **bold** [link](https://docs.example/tea).\n"
+
+// testSearchMarkdownRoundTrip checks that each chunk's Markdown and
+// Markdown overlap come back as written: from the store's chunks, in search
+// hits, from the page, and from both snapshots (sameFromSnapshot).
+func testSearchMarkdownRoundTrip(t *testing.T, s indexedStore) {
+	ctx := t.Context()
+	first := chunk("tea/kettle", "Configure the kettle kettle water hardness", func(c *search.Chunk) {
+		c.ID, c.Seq, c.Markdown = "tea/kettle#a", 0, markdownFixture
+	})
+	second := chunk("tea/kettle", "here with a tab samovar", func(c *search.Chunk) {
+		c.ID, c.Seq, c.Anchor = "tea/kettle#a~1", 1, "a"
+		c.Markdown, c.MarkdownOverlap = "here,\twith a tab\n\nThe samovar keeps it hot.\n", len("here,\twith a tab\n")
+	})
+	old := chunk("tea/old", "indexed before Markdown samovar", nil)
+	must(t, s.ReplacePages(ctx, "md", []search.Chunk{first, second, old}, nil), "ReplacePages")
+
+	stored := map[string]search.Chunk{}
+	if _, err := s.DomainChunks(ctx, "md", func(c search.Chunk) error { stored[c.ID] = c; return nil }); err != nil {
+		t.Fatalf("DomainChunks: %v", err)
+	}
+	for _, want := range []search.Chunk{first, second, old} {
+		got := stored[want.ID]
+		if got.Markdown != want.Markdown || got.MarkdownOverlap != want.MarkdownOverlap || got.Text != want.Text {
+			t.Errorf("stored %s = %q (%d), want %q (%d)", want.ID, got.Markdown, got.MarkdownOverlap, want.Markdown, want.MarkdownOverlap)
+		}
+	}
+	hits, err := s.Search(ctx, "md", search.Query{Terms: []search.Term{{Words: []string{"samovar"}}}, Limit: 10})
+	must(t, err, "Search")
+	if len(hits) != 2 {
+		t.Fatalf("hits = %q, want the second part and the old page", hitIDs(hits))
+	}
+	for _, h := range hits {
+		want := map[string]search.Chunk{second.ID: second, old.ID: old}[h.ID]
+		if h.Markdown != want.Markdown || h.MarkdownOverlap != want.MarkdownOverlap {
+			t.Errorf("hit %s = %q (%d), want %q (%d)", h.ID, h.Markdown, h.MarkdownOverlap, want.Markdown, want.MarkdownOverlap)
+		}
+	}
+	hits, err = s.Search(ctx, "md", search.Query{Terms: []search.Term{{Words: []string{"hardness"}}}, Limit: 10})
+	must(t, err, "Search")
+	if len(hits) != 1 || hits[0].Markdown != markdownFixture {
+		t.Errorf("hits for hardness = %+v, want the first part with its Markdown", hits)
+	}
+	// The page is what AssemblePage makes of the stored chunks.
+	page, err := s.Page(ctx, "md", "tea/kettle")
+	must(t, err, "Page")
+	if want, _ := search.AssemblePage([]search.Chunk{first, second}); page.Content != want.Content {
+		t.Errorf("page = %q, want %q", page.Content, want.Content)
 	}
 }
 

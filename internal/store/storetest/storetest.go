@@ -42,6 +42,7 @@ type Store interface {
 	analytics.Store
 	websession.Store
 	assistant.CatalogStore
+	assistant.PageFeedbackStore
 	workflowrun.Store
 	freshness.Store
 	// CreateThread stores a thread with no turn yet, as fixtures need; the

@@ -91,8 +91,10 @@ function start() {
       warned = true;
       console.error(
         `docsmith widget: ${cfg.api} refused this page's origin ${location.origin} for the assistant domain "${cfg.domain}". ` +
-          `To allow it, add ${location.origin} to the domain's allowed origins (the --allowed-origin flag of "docsmith domain create --domain ${cfg.domain}", ` +
-          `or allowedOrigins in the set-up file given to "docsmith apply").`,
+          `To allow it, add ${location.origin} to the domain's allowed origins: ` +
+          `"docsmith domain update --domain ${cfg.domain} --allowed-origin ${location.origin}" ` +
+          `(the flag replaces the list: repeat it for each origin to keep), ` +
+          `or allowed_origins in the set-up file given to "docsmith apply".`,
       );
     },
   });

@@ -38,7 +38,8 @@ export function renderMarkdown(text: string, sources: Source[]): DocumentFragmen
   const html = marked.parse(text) as string;
   const frag = purify.sanitize(html, {
     ALLOWED_TAGS: allowedTags,
-    ALLOWED_ATTR: ['href', 'title', 'class', 'start'],
+    // align carries a table column's alignment (| ---: |).
+    ALLOWED_ATTR: ['href', 'title', 'class', 'start', 'align'],
     ALLOW_DATA_ATTR: false,
     RETURN_DOM_FRAGMENT: true,
   }) as DocumentFragment;

@@ -1,4 +1,4 @@
-package assistant_test
+package indexer_test
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package assistant_test
+package indexer_test
 
 import (
 	"io/fs"
@@ -13,10 +13,12 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/indexer"
+	"github.com/docsmith/docsmith/internal/projectrepo"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
-func newGit(t *testing.T) *gitcli.Git {
+func newGit(t testing.TB) *gitcli.Git {
 	t.Helper()
 	git, err := gitcli.New(gitcli.Config{HomeDir: t.TempDir()})
 	if err != nil {
@@ -26,15 +28,15 @@ func newGit(t *testing.T) *gitcli.Git {
 }
 
 // indexEnv is a store with one organization whose project points at repo.
-func indexEnv(t *testing.T, repo, docsRoot string) (*env, *assistant.Indexer, tenant.Domain) {
+func indexEnv(t *testing.T, repo, docsRoot string) (*env, *indexer.Indexer, tenant.Domain) {
 	t.Helper()
-	e := setup(t, nil)
+	e := setup(t)
 	ctx := t.Context()
 	_, err := e.tenants.CreateProject(ctx, tenant.Project{ID: "repo", OrgID: "acme", RepoURL: repo, DocsRoot: docsRoot})
 	must(t, err)
 	d, err := e.tenants.CreateDomain(ctx, tenant.Domain{ID: "fresh", OrgID: "acme", ProjectID: "repo", SiteURL: siteURL})
 	must(t, err)
-	x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir()})
+	x := newIndexer(e, projectrepo.Config{Git: newGit(t), WorkDir: t.TempDir()})
 	return e, x, d
 }
 
@@ -108,13 +110,13 @@ func TestIndexWithoutDocs(t *testing.T) {
 
 func TestIndexNeedsTheNamedToken(t *testing.T) {
 	t.Parallel()
-	e := setup(t, nil)
+	e := setup(t)
 	ctx := t.Context()
 	_, err := e.tenants.CreateProject(ctx, tenant.Project{ID: "private", OrgID: "acme", RepoURL: "https://git.example/acme/docs.git", TokenEnv: "DOCS_TOKEN"})
 	must(t, err)
 	d, err := e.tenants.CreateDomain(ctx, tenant.Domain{ID: "private", OrgID: "acme", ProjectID: "private"})
 	must(t, err)
-	x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
+	x := newIndexer(e, projectrepo.Config{Git: newGit(t), WorkDir: t.TempDir(),
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	if _, err := x.Index(ctx, d); !apperr.Is(err, apperr.Conflict) || !strings.Contains(apperr.MessageOf(err), "DOCS_TOKEN") {
 		t.Fatalf("missing token: %v", err)
@@ -131,7 +133,7 @@ func TestIndexFromGitMirror(t *testing.T) {
 	base := t.TempDir()
 	repo := filepath.Join(base, "docs.git")
 	must(t, git.SeedBare(t.Context(), repo, "main", os.DirFS("testdata/site"), gitcli.CommitOptions{Message: "docs", AuthorName: "t", AuthorEmail: "t@example.com"}))
-	e := setup(t, nil)
+	e := setup(t)
 	ctx := t.Context()
 	_, err := e.tenants.CreateProject(ctx, tenant.Project{ID: "repo", OrgID: "acme", RepoURL: repo})
 	must(t, err)
@@ -144,13 +146,13 @@ func TestIndexFromGitMirror(t *testing.T) {
 	work, mirrors := filepath.Join(base, "work"), filepath.Join(base, "mirrors")
 	// The second reads through a checkout on disk, as for a docs root too
 	// large to read into memory.
-	indexers := []*assistant.Indexer{
-		assistant.NewIndexer(assistant.IndexerConfig{Git: git, Projects: e.store, Index: e.index, WorkDir: work, MirrorDir: mirrors}),
-		assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: work, MirrorDir: mirrors, MaxDocsInMemory: 1}),
+	indexers := []*indexer.Indexer{
+		newIndexer(e, projectrepo.Config{Git: git, WorkDir: work, MirrorDir: mirrors}),
+		newIndexer(e, projectrepo.Config{Git: newGit(t), WorkDir: work, MirrorDir: mirrors, MaxDocsInMemory: 1}),
 	}
-	buildAll := func() []assistant.IndexResult {
+	buildAll := func() []indexer.IndexResult {
 		t.Helper()
-		results := make([]assistant.IndexResult, len(domains))
+		results := make([]indexer.IndexResult, len(domains))
 		errs := make([]error, len(domains))
 		var wg sync.WaitGroup
 		for i, d := range domains {
@@ -249,7 +251,7 @@ func TestIndexFromGitRefusesLinksAndHugeFiles(t *testing.T) {
 	for _, maxInMemory := range []int64{0, 1} {
 		var logs strings.Builder
 		e, _, d := indexEnv(t, repo, "docs")
-		x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
+		x := newIndexer(e, projectrepo.Config{Git: newGit(t), WorkDir: t.TempDir(),
 			MaxDocsInMemory: maxInMemory, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 		res, err := x.Index(t.Context(), d)
 		must(t, err)
@@ -317,7 +319,7 @@ func TestIndexLeavesOutSymlinkedPages(t *testing.T) {
 			t.Parallel()
 			var logs syncBuilder
 			e, _, d := indexEnv(t, tt.repo, tt.root)
-			x := assistant.NewIndexer(assistant.IndexerConfig{Git: newGit(t), Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
+			x := newIndexer(e, projectrepo.Config{Git: newGit(t), WorkDir: t.TempDir(),
 				MaxDocsInMemory: tt.maxInMemory, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 			res, err := x.Index(t.Context(), d)
 			must(t, err)
@@ -366,7 +368,7 @@ func TestIndexLocalMirrorFailureIsOurs(t *testing.T) {
 			mirrors := tt.mirror(base)
 			var logs syncBuilder
 			e, _, d := indexEnv(t, repo, "")
-			x := assistant.NewIndexer(assistant.IndexerConfig{Git: git, Projects: e.store, Index: e.index, WorkDir: t.TempDir(),
+			x := newIndexer(e, projectrepo.Config{Git: git, WorkDir: t.TempDir(),
 				MirrorDir: mirrors, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 			_, err := x.Index(t.Context(), d)
 			if code := apperr.CodeOf(err); code != apperr.Unavailable {
@@ -417,7 +419,7 @@ func fixtureGitOutput(t *testing.T, dir string, args ...string) string {
 
 // fixtureGit runs git for a test fixture, with no configuration of the
 // machine's.
-func fixtureGit(t *testing.T, dir string, args ...string) {
+func fixtureGit(t testing.TB, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
