@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
@@ -264,13 +263,4 @@ func connectMCP(t *testing.T, s *server, domain string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
-}
-
-func mustLoadSite(t *testing.T, fsys fstest.MapFS) *docs.Site {
-	t.Helper()
-	site, err := docs.Load(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return site
 }

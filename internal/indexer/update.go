@@ -223,12 +223,12 @@ func (x *Indexer) update(ctx context.Context, d tenant.Domain, p tenant.Project,
 	}
 	root, err := docs.OpenTree(src.Tree, p.DocsRoot)
 	if err != nil {
-		return false, "the docs root could not be opened", nil
+		return false, "the docs root could not be opened", nil //nolint:nilerr // the full build that follows reports it
 	}
 	rec := newRecorder(root)
 	site, err := docs.LoadPages(rec, func(np string) bool { return repage[np] })
 	if err != nil {
-		return false, "the config could not be read", nil
+		return false, "the config could not be read", nil //nolint:nilerr // the full build that follows reports it
 	}
 	rec.startChunking()
 	chunks := search.Chunks(site, d.SiteURL)
