@@ -114,9 +114,11 @@ quotes and cites the docs; set a domain model like openai/NAME for written answe
     -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
     -d '{"fp": "anonymous", "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "How do I preview my site?"}]}]}'
 
-After the docs change, rebuild the index (only changed pages are rewritten):
+The index follows the sample repository by itself: a push to its main branch
+is served after the next poll (index_poll_interval), only changed pages read
+again. See what the assistant serves now:
 
-  curl -s -X POST %s/v2/domains/%s/index -H 'Authorization: Bearer %s'
+  curl -s %s/v2/domains/%s -H 'Authorization: Bearer %s'
 
 `, DemoOrg, project.ID, domain.ID, admin, assistantKey, repo,
 		base, project.ID, admin,
