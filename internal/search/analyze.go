@@ -305,3 +305,12 @@ func camelCuts(w string, cuts []int) []int {
 	}
 	return cuts
 }
+
+// Words calls fn with each word of text as the index holds it: analyzed
+// (CJK bigrams, camel-case parts after the whole), folded to lower case and
+// stemmed. raw is the word as written in text. A caller that asks whether
+// a text holds a word of a question compares these, so that whole words
+// meet and parts of words never do ("tire" is not in "entire").
+func Words(text string, fn func(raw, word string)) {
+	analyzedTokens(text, func(raw string) { fn(raw, stemToken(raw)) })
+}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -151,5 +152,14 @@ func TestRuneClassesEveryRune(t *testing.T) {
 		if isTokenRune(r) != tok {
 			t.Fatalf("isTokenRune(%U) = %v", r, isTokenRune(r))
 		}
+	}
+}
+
+func TestWordsAreWholeStemmedWords(t *testing.T) {
+	var got []string
+	Words("The entire randomUUID setup, configured", func(_, w string) { got = append(got, w) })
+	want := []string{"the", "entir", "randomuuid", "random", "uuid", "setup", "configur"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("Words = %q, want %q", got, want)
 	}
 }
