@@ -51,12 +51,12 @@ func TestDomainUpdate(t *testing.T) {
 		t.Fatalf("domain create of an existing domain = %+v", r)
 	}
 
-	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0", "--mcp-public")
+	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0", "--mcp-public", "--grounding", "strict")
 	if r.code != 0 || r.stdout != "help\n" {
 		t.Fatalf("domain update = %+v", r)
 	}
 	d = storedDomain(t, dir, "help")
-	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true, MCPPublic: true}
+	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true, MCPPublic: true, Grounding: "strict"}
 	if !reflect.DeepEqual(d.Settings, want) || !reflect.DeepEqual(d.AllowedOrigins, []string{"https://docs.acme.example"}) {
 		t.Fatalf("after domain update: settings %+v origins %q", d.Settings, d.AllowedOrigins)
 	}
@@ -78,6 +78,7 @@ func TestDomainUpdate(t *testing.T) {
 		{[]string{"--domain", "help", "--reader-secret-file", "/run/s"}, "both set"},
 		{[]string{"--domain", "help", "--tokens-per-day", "-5"}, "0 (no bound) or more"},
 		{[]string{"--domain", "help"}, "nothing to change"},
+		{[]string{"--domain", "help", "--grounding", "loose"}, `grounding "loose" must be mark`},
 		{[]string{"--domain", "missing", "--proof-of-work"}, "not found"},
 	} {
 		r := run(t, dir, append([]string{"domain", "update"}, tc.args...)...)

@@ -80,6 +80,8 @@ type SetupDomain struct {
 	ProofOfWork   bool `yaml:"proof_of_work"`
 	// MCPPublic serves public pages over MCP without a key.
 	MCPPublic bool `yaml:"mcp_public"`
+	// Grounding is mark (the default) or strict.
+	Grounding string `yaml:"grounding"`
 }
 
 // Domain is the domain the entry describes, in organization orgID.
@@ -87,7 +89,7 @@ func (sd SetupDomain) Domain(orgID string) Domain {
 	return Domain{ID: sd.ID, OrgID: orgID, ProjectID: sd.Project, Ref: sd.Ref, SiteURL: sd.SiteURL, Model: sd.Model,
 		AllowedOrigins: sd.AllowedOrigins, FinishThreadID: sd.FinishThreadID == nil || *sd.FinishThreadID,
 		Settings: DomainSettings{ReaderSecretEnv: sd.ReaderSecretEnv, ReaderSecretFile: sd.ReaderSecretFile,
-			AnswersPerDay: sd.AnswersPerDay, TokensPerDay: sd.TokensPerDay, ProofOfWork: sd.ProofOfWork, MCPPublic: sd.MCPPublic}}
+			AnswersPerDay: sd.AnswersPerDay, TokensPerDay: sd.TokensPerDay, ProofOfWork: sd.ProofOfWork, MCPPublic: sd.MCPPublic, Grounding: sd.Grounding}}
 }
 
 // SetupKey is a key to create once, identified by its name.

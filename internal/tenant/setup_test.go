@@ -223,6 +223,7 @@ orgs:
         answers_per_day: 200
         tokens_per_day: 0
         proof_of_work: true
+        grounding: strict
 `
 	setup, err := tenant.ParseSetup(strings.NewReader(file))
 	if err != nil {
@@ -236,7 +237,7 @@ orgs:
 		t.Fatalf("project = %+v, %v", p, err)
 	}
 	d, err := store.GetDomain(ctx, "help")
-	want := tenant.DomainSettings{ReaderSecretFile: "/run/secrets/reader", AnswersPerDay: new(200), TokensPerDay: new(0), ProofOfWork: true}
+	want := tenant.DomainSettings{ReaderSecretFile: "/run/secrets/reader", AnswersPerDay: new(200), TokensPerDay: new(0), ProofOfWork: true, Grounding: "strict"}
 	if err != nil || !reflect.DeepEqual(d.Settings, want) {
 		t.Fatalf("domain settings = %+v, %v; want %+v", d.Settings, err, want)
 	}
@@ -249,6 +250,7 @@ orgs:
 		{"domains: [{id: help, project: docs, reader_secret_env: A, reader_secret_file: /b}]", "reader_secret_env and reader_secret_file are both set"},
 		{"domains: [{id: help, project: docs, answers_per_day: lots}]", "must be a whole number"},
 		{"domains: [{id: help, project: docs, tokens_per_day: -1}]", "0 (no bound) or more"},
+		{"domains: [{id: help, project: docs, grounding: hard}]", `grounding "hard" must be mark`},
 	} {
 		s, err := tenant.ParseSetup(strings.NewReader("orgs:\n  - id: acme\n    " + tc.entry + "\n"))
 		if err == nil {

@@ -99,7 +99,30 @@ type DomainSettings struct {
 	// get_page and the page resources, counted against the per client IP
 	// limits. Feedback still needs a key. Off by default.
 	MCPPublic bool `json:"mcp_public,omitempty"`
+	// Grounding is what a model answer does with a sentence the passages
+	// it cites do not back: GroundingMark (or "") sends it and marks it,
+	// GroundingStrict leaves it out.
+	Grounding string `json:"grounding,omitempty"`
 }
+
+// Grounding modes of a domain (DomainSettings.Grounding).
+const (
+	GroundingMark   = "mark"
+	GroundingStrict = "strict"
+)
+
+// CheckGrounding checks a domain's grounding mode: "", mark or strict.
+func CheckGrounding(s DomainSettings) error {
+	switch s.Grounding {
+	case "", GroundingMark, GroundingStrict:
+		return nil
+	}
+	return apperr.New(apperr.Invalid, "grounding %q must be mark (send unsupported sentences, marked) or strict (leave them out)", s.Grounding)
+}
+
+// StrictGrounding reports whether the domain's model answers leave out
+// the sentences their cited passages do not back.
+func (s DomainSettings) StrictGrounding() bool { return s.Grounding == GroundingStrict }
 
 // Key is a stored API key; only the hash of its secret is kept.
 type Key struct {
@@ -357,6 +380,9 @@ func (d *Domain) Normalize() error {
 		}
 	}
 	if err := CheckReaderSecret(*d, "--reader-secret-env", "--reader-secret-file"); err != nil {
+		return err
+	}
+	if err := CheckGrounding(d.Settings); err != nil {
 		return err
 	}
 	return CheckBudget(d.Settings)
