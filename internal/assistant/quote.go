@@ -1,0 +1,166 @@
+package assistant
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/docsmith/docsmith/internal/mdblock"
+	"github.com/docsmith/docsmith/internal/search"
+)
+
+// maxQuote bounds a citation's quote.
+const maxQuote = 200
+
+// A citation's quote is a short piece of its passage as the page shows it:
+// plain text, no Markdown syntax, so that a link can carry it as a URL text
+// fragment (#:~:text=…) and the browser highlights it on the page. It is
+// the sentence of the passage's prose that holds most of the question's
+// words (the first sentence when none does), cut at a word to maxQuote
+// bytes. Code blocks, tables and headings are passed over while the
+// passage has prose: a text fragment matches text within one block best.
+
+// questionWords are the words of a question as the index analyses them,
+// without function words: what a quote is chosen by.
+func questionWords(question string) map[string]bool {
+	out := map[string]bool{}
+	search.Words(question, func(raw, w string) {
+		if !functionWords[strings.ToLower(raw)] && !functionWords[w] && utf8.RuneCountInString(raw) >= 2 {
+			out[w] = true
+		}
+	})
+	return out
+}
+
+// passageQuote is the quote of a passage's Markdown text for a question's
+// words.
+func passageQuote(text string, words map[string]bool) string {
+	var best string
+	bestScore := -1
+	for _, s := range quoteCandidates(text) {
+		score := 0
+		seen := map[string]bool{}
+		search.Words(s, func(_, w string) {
+			if words[w] && !seen[w] {
+				seen[w] = true
+				score++
+			}
+		})
+		if score > bestScore {
+			best, bestScore = s, score
+		}
+	}
+	return clipWords(best, maxQuote)
+}
+
+// quoteCandidates are the sentences of a passage's prose, as plain text;
+// the cells of its tables and its headings when it has no prose.
+func quoteCandidates(text string) []string {
+	lines := strings.Split(text, "\n")
+	spans := mdblock.Spans(lines)
+	var prose, other []string
+	var para []string
+	flush := func() {
+		if len(para) > 0 {
+			prose = append(prose, plainSentences(strings.Join(para, " "))...)
+			para = para[:0]
+		}
+	}
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		if s, ok := mdblock.At(spans, i); ok {
+			flush()
+			if s.Kind == mdblock.Table && !isLayoutLine(t) {
+				for _, cell := range strings.Split(strings.Trim(t, "|"), "|") {
+					if c := plainText(cell); c != "" {
+						other = append(other, c)
+					}
+				}
+			}
+			continue
+		}
+		switch {
+		case t == "" || fenceOf(t) != "":
+			flush()
+		case strings.HasPrefix(t, "#"):
+			flush()
+			if h := plainText(strings.TrimLeft(t, "#")); h != "" {
+				other = append(other, h)
+			}
+		case listMarker.MatchString(line):
+			// A list item is a block of its own on the page.
+			flush()
+			para = append(para, t[blockPrefix(t):])
+			flush()
+		case strings.HasPrefix(t, "<") && htmlTag.FindString(t) == t:
+			// A component's tag alone on its line shows nothing.
+			flush()
+		default:
+			para = append(para, t)
+		}
+	}
+	flush()
+	if len(prose) > 0 {
+		return prose
+	}
+	return other
+}
+
+// plainSentences splits a paragraph's Markdown into sentences of plain
+// text.
+func plainSentences(md string) []string {
+	var out []string
+	for from := 0; ; {
+		seg, next, ok := nextSegment(md, from, true)
+		if !ok {
+			break
+		}
+		from = next
+		if s := plainText(md[seg.start:seg.end]); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var (
+	imagePattern    = regexp.MustCompile(`!\[[^\]]*\]\([^)]*\)`)
+	linkPattern     = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	emphasisPattern = regexp.MustCompile(`(\*\*|__|\*|~~)`)
+	underscoreEmph  = regexp.MustCompile(`(^|[\s(])_([^_]+)_`)
+	spacedMarker    = regexp.MustCompile(`[ \t]*\[\^?\d+(?:\s*,\s*\d+)*\]`)
+)
+
+// plainText is a line of Markdown as the page shows it: without its block
+// markers, emphasis, link targets, images, tags, code backticks or
+// citation markers, its spaces collapsed.
+func plainText(md string) string {
+	s := strings.TrimSpace(md)
+	s = strings.TrimSpace(s[blockPrefix(s):])
+	s = strings.TrimLeft(s, "#")
+	s = imagePattern.ReplaceAllString(s, "")
+	s = linkPattern.ReplaceAllString(s, "$1")
+	s = htmlTag.ReplaceAllString(s, "")
+	s = strings.ReplaceAll(s, "`", "")
+	s = emphasisPattern.ReplaceAllString(s, "")
+	s = underscoreEmph.ReplaceAllString(s, "$1$2")
+	s = spacedMarker.ReplaceAllString(s, "")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// clipWords cuts s to at most max bytes at a word boundary, with no
+// ellipsis: the quote must stay text the page holds.
+func clipWords(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := s[:max]
+	for len(cut) > 0 && !utf8.RuneStart(s[len(cut)]) {
+		cut = cut[:len(cut)-1]
+	}
+	if i := strings.LastIndexFunc(cut, unicode.IsSpace); i > max/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRightFunc(cut, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) && r != ')' })
+}
