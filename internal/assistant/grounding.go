@@ -164,9 +164,9 @@ func isTermRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // terms are what a segment states, to look for in its passages.
 type terms struct {
-	hard  []string    // inline code, numbers, identifiers: as written
-	names []termWord  // capitalised words after the first
-	soft  []termWord  // the other words that carry meaning
+	hard  []string   // inline code, numbers, identifiers: as written
+	names []termWord // capitalised words after the first
+	soft  []termWord // the other words that carry meaning
 }
 
 type termWord struct{ raw, word string }

@@ -94,8 +94,8 @@ func TestIsDecline(t *testing.T) {
 		"Webhooks aren't covered in the documentation.":            true,
 		"I don't know.": true,
 		"The relay does not cover requests over 10 MB; it rejects them [1].": false,
-		"Set the port in relay.yaml [1].":                                     false,
-		"The docs describe three ways to deploy [2].":                         false,
+		"Set the port in relay.yaml [1].":                                    false,
+		"The docs describe three ways to deploy [2].":                        false,
 	} {
 		if got := isDecline(s); got != want {
 			t.Errorf("isDecline(%q) = %v, want %v", s, got, want)
