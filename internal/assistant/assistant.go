@@ -178,6 +178,7 @@ type Service struct {
 	spend     SpendStore
 	budget    Budget
 	metrics   spendMetrics
+	grounding groundingMetrics
 	// pageFeedback keeps feedback on pages; nil refuses it.
 	pageFeedback PageFeedbackStore
 
@@ -201,6 +202,7 @@ func New(cfg Config) *Service {
 		spend:     cfg.Spend,
 		budget:    cfg.Budget,
 		metrics:   newSpendMetrics(cfg.Registerer),
+		grounding: newGroundingMetrics(cfg.Registerer),
 		models:    map[string]llm.Model{},
 
 		pageFeedback: cfg.PageFeedback,

@@ -8,7 +8,7 @@ import (
 
 // groundedSpan is the grounding of one segment of an answer's text block:
 // its span in UTF-16 code units of the block as sent (as JavaScript indexes
-// it), the ids of the passages it was checked against, and the verdict.
+// it), the ids of the passages it was checked against, and the groundVerdict.
 type groundedSpan struct {
 	start, end int
 	sources    []string

@@ -43,16 +43,16 @@ const maxMissing = 8
 // maxTermLen bounds a term named in a verdict.
 const maxTermLen = 60
 
-// verdict is the judgement of one segment.
-type verdict struct {
+// groundVerdict is the judgement of one segment.
+type groundVerdict struct {
 	supported bool
 	missing   []string
 }
 
 // judge checks a segment's text against the passages it cites (none: every
 // term it has is missing).
-func judge(text string, kind segmentKind, cited []groundedPassage) verdict {
-	var ts terms
+func judge(text string, kind segmentKind, cited []groundedPassage) groundVerdict {
+	var ts claimTerms
 	if kind == segCode {
 		ts = codeTerms(text)
 	} else {
@@ -80,7 +80,7 @@ func judge(text string, kind segmentKind, cited []groundedPassage) verdict {
 			missing = appendMissing(missing, s)
 		}
 	}
-	return verdict{supported: len(missing) == 0, missing: missing}
+	return groundVerdict{supported: len(missing) == 0, missing: missing}
 }
 
 func anyPassage(ps []groundedPassage, f func(groundedPassage) bool) bool {
@@ -162,8 +162,8 @@ func wordRuneAt(s string, i int) bool {
 
 func isTermRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
 
-// terms are what a segment states, to look for in its passages.
-type terms struct {
+// claimTerms are what a segment states, to look for in its passages.
+type claimTerms struct {
 	hard  []string   // inline code, numbers, identifiers: as written
 	names []termWord // capitalised words after the first
 	soft  []termWord // the other words that carry meaning
@@ -183,8 +183,8 @@ var (
 )
 
 // sentenceTerms reads a sentence's terms.
-func sentenceTerms(text string) terms {
-	var ts terms
+func sentenceTerms(text string) claimTerms {
+	var ts claimTerms
 	plain := markerPattern.ReplaceAllString(text, " ")
 	plain = linkTarget.ReplaceAllString(plain, "] ")
 	plain = htmlTag.ReplaceAllString(plain, " ")
@@ -224,7 +224,7 @@ func sentenceTerms(text string) terms {
 			case functionWords[strings.ToLower(raw)] || utf8.RuneCountInString(raw) < 3 && !isAcronym(raw):
 			case isAcronym(raw):
 				ts.names = append(ts.names, termWord{raw, w})
-			case !atStart && startsUpper(raw) && !functionWords[w]:
+			case !atStart && capitalised(raw) && !functionWords[w]:
 				ts.names = append(ts.names, termWord{raw, w})
 			default:
 				ts.soft = append(ts.soft, termWord{raw, w})
@@ -236,7 +236,7 @@ func sentenceTerms(text string) terms {
 
 // codeTerms are a code block's terms: its identifiers and numbers, each
 // of which must be in the passages, and its words, most of which must.
-func codeTerms(block string) terms {
+func codeTerms(block string) claimTerms {
 	lines := strings.Split(block, "\n")
 	if len(lines) > 0 {
 		lines = lines[1:] // the opening fence and its language
@@ -244,7 +244,7 @@ func codeTerms(block string) terms {
 	if n := len(lines); n > 0 && fenceOf(strings.TrimSpace(lines[n-1])) != "" {
 		lines = lines[:n-1]
 	}
-	var ts terms
+	var ts claimTerms
 	for _, tok := range tokenPattern.FindAllString(strings.Join(lines, "\n"), -1) {
 		switch {
 		case isIdentifier(tok) || isNumber(tok) && len(tok) >= 2:
@@ -320,7 +320,7 @@ func isAcronym(w string) bool {
 	return caps >= 2 || caps == 1 && utf8.RuneCountInString(w) >= 2
 }
 
-func startsUpper(w string) bool {
+func capitalised(w string) bool {
 	r, _ := utf8.DecodeRuneInString(w)
 	return unicode.IsUpper(r)
 }

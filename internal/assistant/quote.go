@@ -21,9 +21,9 @@ const maxQuote = 200
 // bytes. Code blocks, tables and headings are passed over while the
 // passage has prose: a text fragment matches text within one block best.
 
-// questionWords are the words of a question as the index analyses them,
+// quoteWords are the words of a question as the index analyses them,
 // without function words: what a quote is chosen by.
-func questionWords(question string) map[string]bool {
+func quoteWords(question string) map[string]bool {
 	out := map[string]bool{}
 	search.Words(question, func(raw, w string) {
 		if !functionWords[strings.ToLower(raw)] && !functionWords[w] && utf8.RuneCountInString(raw) >= 2 {

@@ -29,7 +29,7 @@ func TestPassageQuote(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := passageQuote(tc.text, questionWords(tc.question))
+			got := passageQuote(tc.text, quoteWords(tc.question))
 			if got != tc.want {
 				t.Errorf("quote = %q\nwant %q", got, tc.want)
 			}
