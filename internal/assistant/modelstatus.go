@@ -1,0 +1,35 @@
+package assistant
+
+import "strings"
+
+// modelStatus is the status of a model's answer, from what its grounding
+// found and the names of the question the docs do not mention (known
+// before the model wrote; none when every name is known):
+//
+//   - the model declined and backed no claim with a passage: not covered,
+//     with its decline as the note;
+//   - strict grounding left out every claim: not covered;
+//   - it declined a part, or names of the question are not in the docs:
+//     partial, with its decline (or the names) as the note;
+//   - else answered.
+func modelStatus(st groundingStats, missingNames []string) (status, note string) {
+	decline := ""
+	if len(st.declines) > 0 {
+		decline = plainText(st.declines[0])
+	}
+	switch {
+	case len(st.declines) > 0 && st.supportedCited == 0:
+		return TurnNotCovered, decline
+	case st.left > 0 && st.kept == 0:
+		return TurnNotCovered, strictNothingText
+	case len(st.declines) > 0:
+		return TurnPartial, decline
+	case len(missingNames) > 0:
+		return TurnPartial, "The docs don't mention " + strings.Join(missingNames, " or ") + "."
+	}
+	return TurnAnswered, ""
+}
+
+// strictNothingText replaces a model's answer when strict grounding left
+// out every sentence of it.
+const strictNothingText = "The documentation passages I found do not back an answer to this, so I cannot answer it from the docs."
