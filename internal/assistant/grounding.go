@@ -12,11 +12,11 @@ import (
 // A model's sentence is grounded when what it states is in the passages it
 // cites. What must be there:
 //
-//   - hard terms, each of them: numbers of two digits or more ("8080",
-//     "1.5"), identifiers (flags, paths, file and package names, words with
-//     digits, inner capitals or underscores, acronyms), names (a capitalised
-//     word after the first), and inline code; a number or identifier is
-//     looked for as written (any case), between word boundaries;
+//   - hard terms, each of them: numbers ("8080", "1.5", "6"), identifiers
+//     (flags, paths, file and package names, words with digits, inner
+//     capitals or underscores, acronyms), names (a capitalised word after
+//     the first), and inline code; a number or identifier is looked for as
+//     written (any case), between word boundaries;
 //   - soft terms, most of them: the other words, as the index analyses them
 //     (search.Words: folded, stemmed), less the function words; a model
 //     paraphrases, so about one in three may be missing.
@@ -212,9 +212,7 @@ func sentenceTerms(text string) claimTerms {
 			ts.hard = append(ts.hard, strings.TrimRight(tok, ".:"))
 			continue
 		case isNumber(tok):
-			if len(tok) >= 2 {
-				ts.hard = append(ts.hard, tok)
-			}
+			ts.hard = append(ts.hard, tok)
 			continue
 		}
 		// A plain word, or words joined by hyphens ("built-in"): each
@@ -247,9 +245,8 @@ func codeTerms(block string) claimTerms {
 	var ts claimTerms
 	for _, tok := range tokenPattern.FindAllString(strings.Join(lines, "\n"), -1) {
 		switch {
-		case isIdentifier(tok) || isNumber(tok) && len(tok) >= 2:
+		case isIdentifier(tok) || isNumber(tok):
 			ts.hard = append(ts.hard, strings.TrimRight(tok, ".:"))
-		case isNumber(tok):
 		default:
 			search.Words(tok, func(raw, w string) {
 				if !functionWords[strings.ToLower(raw)] && utf8.RuneCountInString(raw) >= 3 {
