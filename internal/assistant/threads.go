@@ -28,9 +28,6 @@ type Thread struct {
 const (
 	// TurnAnswered: an answer from the passages (model or extractive).
 	TurnAnswered = "answered"
-	// TurnPartial: the docs cover part of the question; the answer said
-	// which part they do not cover.
-	TurnPartial = "partial"
 	// TurnNotCovered: nothing relevant was found; the answer said so.
 	TurnNotCovered = "not_covered"
 	// TurnPartial: the docs cover part of the question; the answer said
