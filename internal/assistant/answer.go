@@ -79,14 +79,17 @@ type passage struct {
 	text  string
 }
 
-func (p passage) source() Source {
-	return Source{ID: "src_" + strconv.Itoa(p.n), URL: p.url, Title: p.title, Path: p.hit.PagePath}
+func (p passage) source(words map[string]bool) Source {
+	return Source{ID: "src_" + strconv.Itoa(p.n), URL: p.url, Title: p.title, Path: p.hit.PagePath, Quote: passageQuote(p.text, words)}
 }
 
-func sources(ps []passage) []Source {
+// sources are the citations of the passages, each quoting the sentence
+// that best matches the question.
+func sources(ps []passage, question string) []Source {
+	words := quoteWords(question)
 	out := make([]Source, len(ps))
 	for i, p := range ps {
-		out[i] = p.source()
+		out[i] = p.source(words)
 	}
 	return out
 }
@@ -172,7 +175,7 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 		ps = bestPassages(ps)
 		t.Sources = turnSources(ps)
 		// The citations go out with the quoted text, in one write.
-		if err := st.BufferSources(sources(ps)); err != nil {
+		if err := st.BufferSources(sources(ps, a.req.Question())); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 		t.Status = TurnAnswered
@@ -191,16 +194,21 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 		}
 	default:
 		t.Sources = turnSources(ps)
-		if err := st.Sources(sources(ps)); err != nil {
+		if err := st.Sources(sources(ps, a.req.Question())); err != nil {
 			beat.stop()
 			return a.fail(ctx, st, t, err)
 		}
-		usage, err = a.generate(ctx, st, t, ps, beat)
+		var grounded groundingStats
+		usage, grounded, err = a.generate(ctx, st, t, ps, beat)
 		beat.stop()
 		if err != nil {
 			return a.fail(ctx, st, t, err)
 		}
-		t.Status = TurnAnswered
+		missing := a.namesNotInDocs()
+		t.Status, t.StatusNote = modelStatus(grounded, missing)
+		if t.Status == TurnPartial && len(grounded.declines) == 0 {
+			t.Missing = missing
+		}
 		if err := st.Status(answerStatus(t)); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
@@ -217,18 +225,20 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 }
 
 // generate has the model write the answer from the numbered passages,
-// streaming it through the citation filter.
-func (a *Answer) generate(ctx context.Context, st Sink, t *Turn, ps []passage, beat *heartbeat) (*Usage, error) {
+// streaming it through the citation filter, then the grounder, which
+// checks each sentence against the passages it cites and, with strict
+// grounding, leaves out those they do not back.
+func (a *Answer) generate(ctx context.Context, st Sink, t *Turn, ps []passage, beat *heartbeat) (*Usage, groundingStats, error) {
 	model, err := a.svc.model(a.domain.Model)
 	if err != nil {
-		return nil, err
+		return nil, groundingStats{}, err
 	}
 	genCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const textID = "txt_0"
 	opened := false
 	var answer strings.Builder
-	filter := newCiteFilter(len(ps), func(s string) error {
+	emit := func(s string) error {
 		if !opened {
 			beat.stop()
 			t.FirstTextTime = time.Since(a.started)
@@ -241,7 +251,11 @@ func (a *Answer) generate(ctx context.Context, st Sink, t *Turn, ps []passage, b
 		// Held until the model's stream has nothing more at hand (Flush
 		// below): the deltas of one read of it go out in one write.
 		return st.BufferTextDelta(textID, s)
+	}
+	g := newGrounder(groundedPassages(ps), a.domain.Settings.StrictGrounding(), emit, func(sp groundedSpan) error {
+		return st.Grounding(Grounding{TextID: textID, Start: sp.start, End: sp.end, Sources: sp.sources, Supported: sp.supported, Missing: sp.missing})
 	})
+	filter := newCiteFilter(len(ps), g.Write)
 	var writeErr error
 	failed := func(err error) {
 		writeErr = err
@@ -270,6 +284,17 @@ func (a *Answer) generate(ctx context.Context, st Sink, t *Turn, ps []passage, b
 	if writeErr == nil {
 		writeErr = filter.Close()
 	}
+	if writeErr == nil {
+		writeErr = g.Close()
+	}
+	if writeErr == nil && g.stats.left > 0 && g.stats.kept == 0 && len(g.stats.declines) == 0 {
+		// Strict grounding left nothing to say: the reader learns why.
+		sep := ""
+		if answer.Len() > 0 {
+			sep = "\n\n"
+		}
+		writeErr = emit(sep + strictNothingText)
+	}
 	if writeErr == nil && opened {
 		// What the filter held back goes out now, not after the turn is
 		// stored.
@@ -279,18 +304,38 @@ func (a *Answer) generate(ctx context.Context, st Sink, t *Turn, ps []passage, b
 	t.InputTokens, t.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
 	a.svc.metrics.tokens.WithLabelValues(a.domain.ID, "input").Add(float64(t.InputTokens))
 	a.svc.metrics.tokens.WithLabelValues(a.domain.ID, "output").Add(float64(t.OutputTokens))
-	if writeErr != nil {
-		return nil, writeErr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", a.domain.Model, err)
-	}
+	a.svc.grounding.record(a.domain.ID, filter.dropped, g.stats)
 	if filter.dropped > 0 {
 		a.svc.log.InfoContext(ctx, "removed citation markers to passages not retrieved in this turn",
 			"domain", a.domain.ID, "thread", a.Thread.ID, "removed", filter.dropped)
 	}
-	return &Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}, nil
+	if n := g.stats.claims - g.stats.supported; n > 0 {
+		a.svc.log.InfoContext(ctx, "model answer has sentences its cited passages do not back",
+			"domain", a.domain.ID, "thread", a.Thread.ID, "unsupported", n, "claims", g.stats.claims, "left_out", g.stats.left)
+	}
+	if writeErr != nil {
+		return nil, g.stats, writeErr
+	}
+	if err != nil {
+		return nil, g.stats, fmt.Errorf("model %s: %w", a.domain.Model, err)
+	}
+	return &Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}, g.stats, nil
 }
+
+// groundedPassages are the passages as the grounder reads them.
+func groundedPassages(ps []passage) []groundedPassage {
+	out := make([]groundedPassage, len(ps))
+	for i, p := range ps {
+		out[i] = newGroundedPassage(p.title, p.text)
+	}
+	return out
+}
+
+// namesNotInDocs are the names of the question that the docs never
+// mention, which make a model's answer partial. The status decision of
+// answers without a model finds them; until its result is shared with
+// this path, a model's answer is partial only when the model says so.
+func (a *Answer) namesNotInDocs() []string { return nil }
 
 // answerStatus is what the turn's answer is worth, as the reader is told.
 // An answer from a domain with no index yet covers nothing.
