@@ -18,8 +18,11 @@ const maxQuote = 200
 // fragment (#:~:text=…) and the browser highlights it on the page. It is
 // the sentence of the passage's prose that holds most of the question's
 // words (the first sentence when none does), cut at a word to maxQuote
-// bytes. Code blocks, tables and headings are passed over while the
-// passage has prose: a text fragment matches text within one block best.
+// bytes. A sentence counts the words of the heading it is under too (less
+// than its own), so that of equals the one in the section the question
+// asks about wins.
+// Code blocks, tables and headings are passed over while the passage has
+// prose: a text fragment matches text within one block best.
 
 // quoteWords are the words of a question as the index analyses them,
 // without function words: what a quote is chosen by.
@@ -38,32 +41,45 @@ func quoteWords(question string) map[string]bool {
 func passageQuote(text string, words map[string]bool) string {
 	var best string
 	bestScore := -1
-	for _, s := range quoteCandidates(text) {
+	for _, c := range quoteCandidates(text) {
 		score := 0
-		seen := map[string]bool{}
-		search.Words(s, func(_, w string) {
-			if words[w] && !seen[w] {
-				seen[w] = true
-				score++
-			}
-		})
+		count := func(text string, weight int) {
+			seen := map[string]bool{}
+			search.Words(text, func(_, w string) {
+				if words[w] && !seen[w] {
+					seen[w] = true
+					score += weight
+				}
+			})
+		}
+		// A word of the question counts once in the sentence and once in
+		// its heading, more in the sentence.
+		count(c.text, 3)
+		count(c.heading, 2)
 		if score > bestScore {
-			best, bestScore = s, score
+			best, bestScore = c.text, score
 		}
 	}
 	return clipWords(best, maxQuote)
 }
 
+// quoteCandidate is a piece of a passage a quote may be, as plain text,
+// and the heading it is under.
+type quoteCandidate struct{ text, heading string }
+
 // quoteCandidates are the sentences of a passage's prose, as plain text;
 // the cells of its tables and its headings when it has no prose.
-func quoteCandidates(text string) []string {
+func quoteCandidates(text string) []quoteCandidate {
 	lines := strings.Split(text, "\n")
 	spans := mdblock.Spans(lines)
-	var prose, other []string
+	var prose, other []quoteCandidate
 	var para []string
+	heading := ""
 	flush := func() {
 		if len(para) > 0 {
-			prose = append(prose, plainSentences(strings.Join(para, " "))...)
+			for _, s := range plainSentences(strings.Join(para, " ")) {
+				prose = append(prose, quoteCandidate{s, heading})
+			}
 			para = para[:0]
 		}
 	}
@@ -74,7 +90,7 @@ func quoteCandidates(text string) []string {
 			if s.Kind == mdblock.Table && !isLayoutLine(t) {
 				for _, cell := range strings.Split(strings.Trim(t, "|"), "|") {
 					if c := plainText(cell); c != "" {
-						other = append(other, c)
+						other = append(other, quoteCandidate{c, heading})
 					}
 				}
 			}
@@ -86,7 +102,8 @@ func quoteCandidates(text string) []string {
 		case strings.HasPrefix(t, "#"):
 			flush()
 			if h := plainText(strings.TrimLeft(t, "#")); h != "" {
-				other = append(other, h)
+				heading = h
+				other = append(other, quoteCandidate{h, ""})
 			}
 		case listMarker.MatchString(line):
 			// A list item is a block of its own on the page.
