@@ -248,8 +248,8 @@ func (c *collected) BufferTextDelta(_, delta string) error {
 	c.text.WriteString(delta)
 	return nil
 }
-func (c *collected) Flush() error          { return nil }
-func (c *collected) TextEnd(string) error  { return nil }
+func (c *collected) Flush() error         { return nil }
+func (c *collected) TextEnd(string) error { return nil }
 func (c *collected) Grounding(g assistant.Grounding) error {
 	c.grounding = append(c.grounding, g)
 	return nil
