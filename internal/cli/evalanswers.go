@@ -147,7 +147,8 @@ func clipLine(s string, max int) string {
 // default.
 func setGrounding(s *tenant.DomainSettings, v string) error {
 	switch v {
-	case "", "mark", "strict":
+	case "", tenant.GroundingMark, tenant.GroundingStrict:
+		s.Grounding = v
 		return nil
 	}
 	return fmt.Errorf(`--grounding must be "mark" or "strict", not %q`, v)
