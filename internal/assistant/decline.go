@@ -14,7 +14,7 @@ const declineSentence = "The documentation does not cover this."
 // ways of saying so. They read a sentence folded to lower case, with
 // typographic apostrophes made plain.
 var declinePatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\b(documentation|docs|passages?|context|sources?|information (provided|given|available))\b[^.!?]{0,40}\b(does not|doesn't|do not|don't|did not|didn't|cannot|can't)\s+(seem to\s+)?(cover|mention|say|describe|explain|include|contain|address|specify|provide|discuss|document|answer|list|show)`),
+	regexp.MustCompile(`\b(documentation|docs|passages?|(provided|given) (context|sources?|excerpts?)|information (provided|given|available))\b[^.!?]{0,40}\b(does not|doesn't|do not|don't|did not|didn't|cannot|can't)\s+(seem to\s+)?(cover|mention|say|describe|explain|include|contain|address|specify|provide|discuss|document|answer|list|show)`),
 	regexp.MustCompile(`\b(is|are|was|were)\s+(not|n't)\s+(covered|mentioned|documented|described|explained|addressed|included)\s+(in|by)\s+(the|these|this|any)\b`),
 	regexp.MustCompile(`\b(isn't|aren't|wasn't|weren't)\s+(covered|mentioned|documented|described|explained|addressed|included)\s+(in|by)\s+(the|these|this|any)\b`),
 	regexp.MustCompile(`\b(i|we)\s+(could not|couldn't|cannot|can't|can not|was unable to|am unable to|am not able to|wasn't able to|did not|didn't)\s+(find|answer|locate|see)\b`),

@@ -96,6 +96,8 @@ func TestIsDecline(t *testing.T) {
 		"The relay does not cover requests over 10 MB; it rejects them [1].": false,
 		"Set the port in relay.yaml [1].":                                    false,
 		"The docs describe three ways to deploy [2].":                        false,
+		"It syncs from many sources; it does not include hidden files [1].":  false,
+		"The given context does not mention retries.":                        true,
 	} {
 		if got := isDecline(s); got != want {
 			t.Errorf("isDecline(%q) = %v, want %v", s, got, want)
