@@ -287,7 +287,7 @@ func (a *Answer) generate(ctx context.Context, st Sink, t *Turn, ps []passage, b
 	if writeErr == nil {
 		writeErr = g.Close()
 	}
-	if writeErr == nil && g.stats.left > 0 && g.stats.kept == 0 && len(g.stats.declines) == 0 {
+	if writeErr == nil && err == nil && g.stats.left > 0 && g.stats.kept == 0 && len(g.stats.declines) == 0 {
 		// Strict grounding left nothing to say: the reader learns why.
 		sep := ""
 		if answer.Len() > 0 {
