@@ -21,7 +21,10 @@ import (
 const (
 	notCoveredText = "The documentation does not cover this. I found no passage about it, so I cannot answer from the docs; " +
 		"try other words, or ask about something the documentation describes."
-	failedText = "The assistant could not answer this time. Please try again in a moment."
+	// notMentionedText follows the note that names what the docs do not
+	// mention.
+	notMentionedText = "So I cannot answer this from the documentation; ask about something it describes."
+	failedText       = "The assistant could not answer this time. Please try again in a moment."
 	// notIndexedText says why a domain whose index was never built answers
 	// nothing, and what its administrator runs to build it.
 	notIndexedText = "This assistant has no index of the documentation yet, so it cannot answer from the docs. " +
@@ -146,16 +149,23 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		}
 	}
 	extractive := isExtractive(a.domain.Model) || budgetNote != ""
-	if extractive {
-		// Without a model to judge them, passages that share none of the
-		// question's key terms are not quoted as if they answered it.
-		ps = a.onTopic(ctx, ps)
+	var v verdict
+	if extractive || len(ps) == 0 {
+		// Without a model to judge them, passages that do not bear on the
+		// question are not quoted as if they answered it, and a question
+		// about what the docs never mention says so.
+		v = a.status(ctx, ps)
+		ps = v.kept
+		t.Note, t.Missing = v.note, v.missing
 	}
 	var usage *aisdk.Usage
 	switch {
 	case len(ps) == 0:
 		beat.stop()
 		text := notCoveredText
+		if v.note != "" {
+			text = v.note + " " + notMentionedText
+		}
 		t.Status = TurnNotCovered
 		if !a.svc.indexed(ctx, a.domain.ID) {
 			text = fmt.Sprintf(notIndexedText, a.domain.ID, a.domain.ID)
@@ -176,6 +186,11 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		t.Status = TurnAnswered
 		t.FirstTextTime = time.Since(a.started)
 		answer, pieces := extractiveText(ps, a.req.Question())
+		if v.status == TurnPartial {
+			t.Status = TurnPartial
+			answer = v.note + "\n\n" + answer
+			pieces = append([]string{v.note + "\n\n"}, pieces...)
+		}
 		if budgetNote != "" {
 			answer = budgetNote + "\n\n" + answer
 			pieces = append([]string{budgetNote + "\n\n"}, pieces...)
