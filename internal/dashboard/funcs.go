@@ -68,7 +68,7 @@ var funcs = template.FuncMap{
 		}
 		return d.Round(100 * time.Millisecond).String()
 	},
-	"secs":   func(d time.Duration) string { return d.Round(time.Second).String() },
+	"secs": func(d time.Duration) string { return d.Round(time.Second).String() },
 	"status": func(s string) string {
 		if s == "partial" {
 			return "partly covered"
