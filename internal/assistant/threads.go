@@ -28,11 +28,11 @@ type Thread struct {
 const (
 	// TurnAnswered: an answer from the passages (model or extractive).
 	TurnAnswered = "answered"
-	// TurnPartial: the docs cover part of the question; the answer said
-	// which part they do not cover.
-	TurnPartial = "partial"
 	// TurnNotCovered: nothing relevant was found; the answer said so.
 	TurnNotCovered = "not_covered"
+	// TurnPartial: the docs cover part of the question; the answer said
+	// which part they do not.
+	TurnPartial = "partial"
 	// TurnNotIndexed: the domain has no index yet; the answer said so.
 	TurnNotIndexed = "not_indexed"
 	// TurnFailed: retrieval or the model failed; the client got an error.
@@ -55,14 +55,12 @@ type Turn struct {
 	// Sources are the citations sent before the answer.
 	Sources []TurnSource
 	Model   string
-	// Status is TurnAnswered, TurnPartial, TurnNotCovered or one of the
-	// statuses of an answer that did not happen.
-	Status string
-	// Note says, for a partial or not covered answer, what the docs do
-	// not cover ("The docs don't mention Datadog."); Missing are the names
-	// of the question it is about, as the reader wrote them.
-	Note    string
-	Missing []string
+	Status  string
+	// StatusNote says, for the reader, what the docs do not cover of the
+	// question; Missing are the names they never mention. Both are empty
+	// for an answer the docs cover.
+	StatusNote string
+	Missing    []string
 	// Error is what went wrong, for the log and the operator; the client
 	// saw a generic message.
 	Error        string

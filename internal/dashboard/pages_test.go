@@ -620,7 +620,7 @@ func TestPartialAnswerPages(t *testing.T) {
 	if _, err := f.store.AddTurn(ctx, assistant.Turn{ThreadID: "thr_part", MessageID: "thr_part_m1", FP: "anonymous",
 		Question: "Can I sync a folder to Dropbox?", Answer: "The docs don't mention Dropbox. Here is what they say about the rest of your question.",
 		Sources: []assistant.TurnSource{{ID: "src_1", URL: "https://tern.example/docs/sync", Title: "Sync folders", Path: "sync", Score: 0.9}},
-		Model:   "extractive", Status: assistant.TurnPartial, Note: "The docs don't mention Dropbox.", Missing: []string{"Dropbox"}, CreatedAt: at}); err != nil {
+		Model:   "extractive", Status: assistant.TurnPartial, StatusNote: "The docs don't mention Dropbox.", Missing: []string{"Dropbox"}, CreatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	b := f.browser()

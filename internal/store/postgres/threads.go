@@ -120,7 +120,7 @@ ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, utc(th.CreatedA
 			_, err := tx.Exec(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, note, missing, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-				t.ThreadID, seqs[i], t.MessageID, t.FP, t.Question, t.Answer, sources[i], t.Model, t.Status, t.Note, missing[i], t.Error,
+				t.ThreadID, seqs[i], t.MessageID, t.FP, t.Question, t.Answer, sources[i], t.Model, t.Status, t.StatusNote, missing[i], t.Error,
 				t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
 				utc(t.CreatedAt))
 			if err != nil {
@@ -150,7 +150,7 @@ FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, li
 		var sources, missing string
 		var retrieval, firstText, total int64
 		var rated *time.Time
-		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Note, &missing, &t.Error,
+		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.StatusNote, &missing, &t.Error,
 			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &t.CreatedAt, &t.Rating, &t.Comment, &rated); err != nil {
 			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
 		}

@@ -123,7 +123,7 @@ func insertThreadTurn(ctx context.Context, tx *wtx, t assistant.Turn, seq int, s
 	_, err = tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, note, missing, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, sources, t.Model, t.Status, t.Note, missing, t.Error,
+		t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, sources, t.Model, t.Status, t.StatusNote, missing, t.Error,
 		t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
 		toMicros(t.CreatedAt))
 	if err != nil {
@@ -160,7 +160,7 @@ FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limi
 		var sources, missing string
 		var retrieval, firstText, total, created int64
 		var rated sql.NullInt64
-		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Note, &missing, &t.Error,
+		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.StatusNote, &missing, &t.Error,
 			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &created, &t.Rating, &t.Comment, &rated); err != nil {
 			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
 		}

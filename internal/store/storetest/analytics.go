@@ -58,7 +58,7 @@ func addConvo(t *testing.T, s Store, c convo) {
 		}
 		_, err := s.AddTurn(ctx, assistant.Turn{
 			ThreadID: c.id, MessageID: msgID, FP: "anonymous", Question: q, Answer: "answer to " + q,
-			Sources: srcs, Model: "extractive", Status: status, Note: note, Missing: missing, CreatedAt: at,
+			Sources: srcs, Model: "extractive", Status: status, StatusNote: note, Missing: missing, CreatedAt: at,
 		})
 		must(t, err, "AddTurn "+c.id)
 		if i < len(c.ratings) && c.ratings[i] != "" {
