@@ -167,7 +167,7 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		}
 	case extractive:
 		beat.stop()
-		ps = bestPassages(ps)
+		ps, answer, pieces := a.extractive(ctx, ps)
 		t.Sources = turnSources(ps)
 		// The citations go out with the quoted text, in one write.
 		if err := st.BufferSources(sources(ps)); err != nil {
@@ -175,7 +175,6 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		}
 		t.Status = TurnAnswered
 		t.FirstTextTime = time.Since(a.started)
-		answer, pieces := extractiveText(ps, a.req.Question())
 		if budgetNote != "" {
 			answer = budgetNote + "\n\n" + answer
 			pieces = append([]string{budgetNote + "\n\n"}, pieces...)
