@@ -73,8 +73,9 @@ func writeQuoteLine(b *strings.Builder, line string) {
 // excerpt quotes text: all of it when it is at most max bytes long, and
 // otherwise a window of whole lines of about max bytes centred on the
 // lines that hold the most of the question's words (by weight, a word
-// counted once): the shortest run of lines holding them, grown a line at a
-// time after and before while it fits. Code blocks and tables are kept
+// counted once, a table row holding its header's words): the shortest run
+// of lines holding them, grown a line at a time after and before while it
+// fits. Code blocks and tables are kept
 // whole where they can be: a quote that would start inside one starts with
 // its opening fence, or with a table's header and delimiter rows, and one
 // that would end inside a code block takes the rest of it when that is
@@ -91,6 +92,14 @@ func excerpt(text string, ts *termSet, max int) quote {
 	for i, l := range lines {
 		sizes[i] = len(l) + 1
 		masks[i] = ts.mask(l)
+	}
+	// A table's row is read under its header: it holds the header's words.
+	for _, s := range spans {
+		if s.Kind == mdblock.Table {
+			for r := s.From + 2; r <= s.To; r++ {
+				masks[r] |= masks[s.From]
+			}
+		}
 	}
 	from, to := densestLines(sizes, masks, ts, max)
 	size := sum(sizes[from:to])

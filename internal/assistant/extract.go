@@ -14,7 +14,7 @@ const (
 	maxExtractiveChars = 1000 // bytes of one quote, about
 	// strongSecond is how close to a page's best section its second one
 	// must score to be quoted too: otherwise one page gives one quote.
-	strongSecond = 0.8
+	strongSecond = 0.9
 )
 
 // extractive is an answer without a model: the passages it quotes, in the
@@ -58,18 +58,24 @@ func (a *Answer) sectionPassages(ctx context.Context, ps []passage, ts *termSet)
 		}
 		ts.weigh(masks)
 	}
+	// Each page gives its best section first; second sections follow
+	// their page's first while there is room, never in place of a page.
+	picked := make([][]int, len(pages))
+	n := 0
+	for i := range pages {
+		picked[i] = pickSections(read[i], ts)
+		n += min(len(picked[i]), 1)
+	}
 	var out []passage
 	for i, pg := range pages {
-		if len(out) == maxExtractive {
-			break
-		}
-		picked := pickSections(read[i], ts)
-		if len(picked) == 0 {
+		if len(picked[i]) == 0 {
 			out = append(out, pg[0])
 			continue
 		}
-		for _, k := range picked[:min(len(picked), maxExtractive-len(out))] {
-			out = append(out, a.sectionPassage(pg[0], read[i], read[i].sections[k]))
+		out = append(out, a.sectionPassage(pg[0], read[i], read[i].sections[picked[i][0]]))
+		if len(picked[i]) > 1 && n < maxExtractive {
+			out = append(out, a.sectionPassage(pg[0], read[i], read[i].sections[picked[i][1]]))
+			n++
 		}
 	}
 	for i := range out {

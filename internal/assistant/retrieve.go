@@ -15,9 +15,9 @@ import (
 
 // Sizes of what goes to the model and into extractive answers.
 const (
-	maxHistoryTurns    = 5    // earlier question/answer pairs
-	maxHistoryChars    = 4000 // per earlier message
-	maxContextChars    = 4000 // per context item
+	maxHistoryTurns = 5    // earlier question/answer pairs
+	maxHistoryChars = 4000 // per earlier message
+	maxContextChars = 4000 // per context item
 	// shortQuestion is the number of words up to which a follow-up ("and
 	// on Windows?") is searched together with the question before it.
 	shortQuestion = 4

@@ -57,7 +57,7 @@ func splitSections(content string, ts *termSet) pageSections {
 	seen := map[string]int{}
 	cur := section{parent: -1, from: start}
 	var open []int // sections of the headings above, by level
-	next := 0 // the first span not behind line i
+	next := 0      // the first span not behind line i
 	for i := start; i < len(lines); i++ {
 		for next < len(spans) && spans[next].To < i {
 			next++
@@ -171,15 +171,21 @@ func (p *pageSections) hasBody(s section) bool {
 }
 
 // score is how well a section answers: the weight of the question's words
-// in its body and heading, a word in the heading counting half again (a
-// heading says what the section is about), and half the weight of the
-// words only the headings above it hold ("Install" under "Windows").
+// in its body and heading, a word in the heading counting half again when
+// no other heading of the page holds it (a heading says what its section
+// is about, unless the page's headings all say it), and half the weight of
+// the words only the headings above it hold ("Install" under "Windows").
 func (p *pageSections) score(i int, ts *termSet) float64 {
 	s := p.sections[i]
 	own := s.head | s.body
-	var above uint64
+	var above, others uint64
 	for j := s.parent; j >= 0; j = p.sections[j].parent {
 		above |= p.sections[j].head
 	}
-	return ts.score(own) + ts.score(s.head)/2 + ts.score(above&^own)/2
+	for j, o := range p.sections {
+		if j != i {
+			others |= o.head
+		}
+	}
+	return ts.score(own) + ts.score(s.head&^others)/2 + ts.score(above&^own)/2
 }
