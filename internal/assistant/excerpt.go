@@ -87,20 +87,7 @@ func excerpt(text string, ts *termSet, max int) quote {
 	}
 	lines := strings.Split(text, "\n")
 	spans := mdblock.Spans(lines)
-	sizes := make([]int, len(lines))
-	masks := make([]uint64, len(lines))
-	for i, l := range lines {
-		sizes[i] = len(l) + 1
-		masks[i] = ts.mask(l)
-	}
-	// A table's row is read under its header: it holds the header's words.
-	for _, s := range spans {
-		if s.Kind == mdblock.Table {
-			for r := s.From + 2; r <= s.To; r++ {
-				masks[r] |= masks[s.From]
-			}
-		}
-	}
+	sizes, masks := lineMasks(lines, spans, ts)
 	from, to := densestLines(sizes, masks, ts, max)
 	size := sum(sizes[from:to])
 	for grew := true; grew; {
@@ -173,6 +160,26 @@ func excerpt(text string, ts *termSet, max int) quote {
 	q.blocks = startsInBlock || endsInBlock || q.closeFence != "" || q.head != ""
 	q.lines = strings.Join(lines[from:to], "\n")
 	return q
+}
+
+// lineMasks are the sizes of lines (with their line break) and the
+// question's words each holds; a table's row is read under its header, so
+// it holds the header's words too.
+func lineMasks(lines []string, spans []mdblock.Span, ts *termSet) (sizes []int, masks []uint64) {
+	sizes = make([]int, len(lines))
+	masks = make([]uint64, len(lines))
+	for i, l := range lines {
+		sizes[i] = len(l) + 1
+		masks[i] = ts.mask(l)
+	}
+	for _, s := range spans {
+		if s.Kind == mdblock.Table {
+			for r := s.From + 2; r <= s.To; r++ {
+				masks[r] |= masks[s.From]
+			}
+		}
+	}
+	return sizes, masks
 }
 
 // densestLines finds the run of lines [from, to), at most max bytes long

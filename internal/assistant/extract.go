@@ -58,22 +58,33 @@ func (a *Answer) sectionPassages(ctx context.Context, ps []passage, ts *termSet)
 		}
 		ts.weigh(masks)
 	}
-	// Each page gives its best section first; second sections follow
-	// their page's first while there is room, never in place of a page.
+	// Each page gives its best section. A second strong section of the
+	// first page, the one retrieval trusts most, comes before the other
+	// pages; those of other pages only take the room the pages leave.
 	picked := make([][]int, len(pages))
 	n := 0
 	for i := range pages {
 		picked[i] = pickSections(read[i], ts)
-		n += min(len(picked[i]), 1)
+		n++
+		if i == 0 && len(picked[i]) > 1 {
+			n++
+		}
 	}
 	var out []passage
 	for i, pg := range pages {
+		if len(out) == maxExtractive {
+			break
+		}
 		if len(picked[i]) == 0 {
 			out = append(out, pg[0])
 			continue
 		}
 		out = append(out, a.sectionPassage(pg[0], read[i], read[i].sections[picked[i][0]]))
-		if len(picked[i]) > 1 && n < maxExtractive {
+		switch {
+		case len(picked[i]) < 2 || len(out) == maxExtractive:
+		case i == 0:
+			out = append(out, a.sectionPassage(pg[0], read[i], read[i].sections[picked[i][1]]))
+		case n < maxExtractive:
 			out = append(out, a.sectionPassage(pg[0], read[i], read[i].sections[picked[i][1]]))
 			n++
 		}

@@ -32,6 +32,9 @@ type section struct {
 type pageSections struct {
 	lines    []string
 	sections []section
+	// sizes and masks are each line's bytes and question words (lineMasks).
+	sizes []int
+	masks []uint64
 }
 
 // splitSections cuts a page's Markdown (search.PageText.Content: the title
@@ -53,7 +56,8 @@ func splitSections(content string, ts *termSet) pageSections {
 		start = 1 // the page title
 	}
 	spans := mdblock.Spans(lines)
-	p := pageSections{lines: lines}
+	sizes, masks := lineMasks(lines, spans, ts)
+	p := pageSections{lines: lines, sizes: sizes, masks: masks}
 	seen := map[string]int{}
 	cur := section{parent: -1, from: start}
 	var open []int // sections of the headings above, by level
@@ -64,14 +68,14 @@ func splitSections(content string, ts *termSet) pageSections {
 		}
 		if next < len(spans) && spans[next].From <= i {
 			for ; i <= spans[next].To; i++ {
-				cur.body |= ts.mask(lines[i])
+				cur.body |= masks[i]
 			}
 			i = spans[next].To
 			continue
 		}
 		level, heading := headingLine(lines[i])
 		if level == 0 {
-			cur.body |= ts.mask(lines[i])
+			cur.body |= masks[i]
 			continue
 		}
 		cur.to = i
@@ -171,13 +175,21 @@ func (p *pageSections) hasBody(s section) bool {
 }
 
 // score is how well a section answers: the weight of the question's words
-// in its body and heading, a word in the heading counting half again when
-// no other heading of the page holds it (a heading says what its section
-// is about, unless the page's headings all say it), and half the weight of
+// in its heading and in the part of its body a quote shows (the densest
+// lines, see excerpt), a word in the heading counting half again when no
+// other heading of the page holds it (a heading says what its section is
+// about, unless the page's headings all say it), and half the weight of
 // the words only the headings above it hold ("Install" under "Windows").
+// A long section does not win by holding the question's words far apart.
 func (p *pageSections) score(i int, ts *termSet) float64 {
 	s := p.sections[i]
-	own := s.head | s.body
+	own := s.head
+	if s.from < s.to {
+		from, to := densestLines(p.sizes[s.from:s.to], p.masks[s.from:s.to], ts, maxExtractiveChars)
+		for _, m := range p.masks[s.from+from : s.from+to] {
+			own |= m
+		}
+	}
 	var above, others uint64
 	for j := s.parent; j >= 0; j = p.sections[j].parent {
 		above |= p.sections[j].head
