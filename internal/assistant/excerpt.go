@@ -210,7 +210,7 @@ func densestLines(sizes []int, masks []uint64, ts *termSet, max int) (from, to i
 			size -= sizes[l]
 			l++
 		}
-		if s := ts.score(held); s > best {
+		if s := ts.score(held) + repeated(&counts, held, ts); s > best {
 			best, from, to = s, l, r+1
 		}
 	}
@@ -238,6 +238,19 @@ func densestLines(sizes []int, masks []uint64, ts *termSet, max int) (from, to i
 		to--
 	}
 	return from, to
+}
+
+// repeated is what the words of a window held by more than one of its
+// lines add to its score: a quarter of a word's weight for each line
+// after the first, two at most, as a passage that keeps coming back to a
+// word is about it.
+func repeated(counts *[maxTermBits]int, held uint64, ts *termSet) float64 {
+	s := 0.0
+	for m := held; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		s += ts.weight[k] * float64(min(counts[k]-1, 2)) / 4
+	}
+	return s
 }
 
 // headingAbove is the line of the Markdown heading just above line i (a
