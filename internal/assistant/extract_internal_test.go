@@ -241,6 +241,10 @@ func TestTermSetWholeWords(t *testing.T) {
 		{"Is there a world map?", `print("hello world")`, true},
 		{"What is the limit?", "What is this?", false},
 		{"Set MY_ENV_VAR", "export MY_ENV_VAR=1", true},
+		{"Which companies use it?", "One COMPANY does.", true},
+		{"Is it happy?", "Happiness.", true}, // one stem, as the index has it
+		{"Does it relate?", "Relational data", true},
+		{"Où est le café ?", "Le CAFÉ ferme tôt.", true},
 	}
 	for _, tt := range tests {
 		ts := newTermSet(tt.question)

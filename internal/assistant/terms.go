@@ -1,8 +1,10 @@
 package assistant
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
+	"unicode/utf8"
 
 	"github.com/docsmith/docsmith/internal/search"
 )
@@ -18,6 +20,13 @@ const maxTermBits = 64
 type termSet struct {
 	ids    map[string]int
 	weight []float64
+	// prefixes are the first letters of each word, lower-case ASCII, that
+	// any text holding it holds: a stem keeps the start of its word. A
+	// line of ASCII without one of them holds no question word, and is not
+	// analysed. anyText is set when a word is not ASCII.
+	prefixes []string
+	anyText  bool
+	lower    []byte // mayHold's buffer: a termSet serves one answer
 }
 
 // newTermSet takes the words of the question that search.ParseQuery keeps
@@ -32,6 +41,10 @@ func newTermSet(question string) *termSet {
 			}
 			ts.ids[w] = len(ts.weight)
 			ts.weight = append(ts.weight, 1)
+			if !isASCII(w) {
+				ts.anyText = true
+			}
+			ts.prefixes = append(ts.prefixes, w[:max(1, min(4, len(w)-1))])
 		})
 	}
 	for _, t := range search.ParseQuery(question, search.DetectLanguage(question)) {
@@ -51,7 +64,7 @@ func (ts *termSet) empty() bool { return len(ts.weight) == 0 }
 // mask has bit k set when text holds the question's word k.
 func (ts *termSet) mask(text string) uint64 {
 	var m uint64
-	if ts.empty() {
+	if ts.empty() || !ts.mayHold(text) {
 		return 0
 	}
 	search.Words(text, func(_, w string) {
@@ -87,4 +100,36 @@ func (ts *termSet) weigh(masks []uint64) {
 			ts.weight[k] = math.Log(1 + n/float64(df))
 		}
 	}
+}
+
+// mayHold reports whether text may hold a question word: it is not ASCII,
+// or it holds the first letters of one, in any case. Analysing text costs
+// far more than this look; whether a word is there is for mask to say.
+func (ts *termSet) mayHold(text string) bool {
+	if ts.anyText || !isASCII(text) {
+		return true
+	}
+	ts.lower = ts.lower[:0]
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		ts.lower = append(ts.lower, c)
+	}
+	for _, p := range ts.prefixes {
+		if bytes.Contains(ts.lower, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
