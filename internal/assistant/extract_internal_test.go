@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/mdblock"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -124,7 +123,7 @@ func TestSectionPassages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			a := &Answer{svc: svc, domain: tenant.Domain{ID: "gw", SiteURL: site},
-				req: Request{Messages: []aisdk.Message{{Role: "user", Text: tt.question}}}}
+				req: Request{Messages: []Message{{Role: "user", Text: tt.question}}}}
 			ps, answer, _ := a.extractive(t.Context(), retrieved)
 			var anchors []string
 			for i, p := range ps {
@@ -180,7 +179,7 @@ func checkQuotes(t *testing.T, answer string) {
 func TestSectionPassagesFallBack(t *testing.T) {
 	t.Parallel()
 	svc := New(Config{Index: pageIndex{pages: map[string]string{}}})
-	a := &Answer{svc: svc, domain: tenant.Domain{ID: "gw"}, req: Request{Messages: []aisdk.Message{{Role: "user", Text: "Where are the logs?"}}}}
+	a := &Answer{svc: svc, domain: tenant.Domain{ID: "gw"}, req: Request{Messages: []Message{{Role: "user", Text: "Where are the logs?"}}}}
 	// A page the index cannot read gives its retrieved passage, and one
 	// page gives one passage.
 	retrieved := []passage{
