@@ -105,19 +105,21 @@ func TestSectionPassages(t *testing.T) {
 		question string
 		// anchors are the sections quoted, in order.
 		anchors []string
-		// want are lines the answer holds, in order.
-		want []string
+		// want are lines the answer holds, in order; absent is text it
+		// must not hold (the rest of a short page, a table's far rows).
+		want   []string
+		absent string
 	}{
 		{"a section retrieval did not return", "How long is the proxy timeout?", []string{"network"},
-			[]string{"> Behind a corporate proxy, the gateway waits for the proxy for 45 seconds before it gives up (the proxy timeout)."}},
+			[]string{"> Behind a corporate proxy, the gateway waits for the proxy for 45 seconds before it gives up (the proxy timeout)."}, "Download the archive"},
 		{"a fact far into a long section", "How do I drain the gateway before an upgrade?", []string{"upgrades"},
-			[]string{"> Before an upgrade, drain the gateway with `gateway drain --wait 30s` so that no request is lost."}},
+			[]string{"> Before an upgrade, drain the gateway with `gateway drain --wait 30s` so that no request is lost."}, "Logs rotate"},
 		{"a table row, under its header", "How many requests per minute does the Quartz plan allow?", []string{"limits"},
-			[]string{"> | Plan | Requests per minute | Burst |", "> | --- | --- | --- |", "> | Quartz | 9100 | 300 |"}},
+			[]string{"> | Plan | Requests per minute | Burst |", "> | --- | --- | --- |", "> | Quartz | 9100 | 300 |"}, "| Plan 1 |"},
 		{"a whole code block", "How many retries for the billing upstream in gateway.yaml?", []string{"configuration-file"},
-			[]string{"> ```yaml title=\"gateway.yaml\"", "> listen: 0.0.0.0:8080", ">     retries: 4", "> ```"}},
+			[]string{"> ```yaml title=\"gateway.yaml\"", "> listen: 0.0.0.0:8080", ">     retries: 4", "> ```"}, "Quartz"},
 		{"two strong sections of one page", "How long are logs kept, and which port serves metrics?", []string{"logs", "metrics"},
-			[]string{"> Logs rotate daily and are kept for 14 days.", "> Metrics are exported on port 9464 for Prometheus."}},
+			[]string{"> Logs rotate daily and are kept for 14 days.", "> Metrics are exported on port 9464 for Prometheus."}, "45 seconds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,6 +145,9 @@ func TestSectionPassages(t *testing.T) {
 					t.Fatalf("answer lacks %q after line %d:\n%s", w, at, answer)
 				}
 				at = i + 1
+			}
+			if strings.Contains(answer, tt.absent) {
+				t.Errorf("answer holds %q:\n%s", tt.absent, answer)
 			}
 			checkQuotes(t, answer)
 		})
