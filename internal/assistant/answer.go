@@ -179,7 +179,7 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 		}
 	case extractive:
 		beat.stop()
-		ps = bestPassages(ps)
+		ps, answer, pieces := a.extractive(ctx, ps)
 		t.Sources = turnSources(ps)
 		// The citations go out with the quoted text, in one write.
 		if err := st.BufferSources(sources(ps)); err != nil {
@@ -193,7 +193,6 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 			return a.fail(ctx, st, t, err)
 		}
 		t.FirstTextTime = time.Since(a.started)
-		answer, pieces := extractiveText(ps, a.req.Question())
 		if t.Status == TurnPartial {
 			// The note comes first, as the budget's does.
 			answer = v.note + "\n\n" + answer

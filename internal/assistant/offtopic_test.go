@@ -33,7 +33,7 @@ func TestExtractiveOffTopic(t *testing.T) {
 		question  string
 		selection string // text the reader selected on the page, if any
 		covered   bool
-		source    string // the first source's URL when covered
+		source    string // the first source's URL (its section) when covered
 		missing   string // the name the answer says the docs do not mention
 	}{
 		{"Does it support Windows?", "", false, "", "Windows"},
@@ -41,10 +41,10 @@ func TestExtractiveOffTopic(t *testing.T) {
 		// "Pilot" is on every page: it does not make the pages about Windows.
 		{"Does Pilot work on Windows 11?", "", false, "", "Windows 11"},
 		{"Does Pilot run on Windows?", "", false, "", "Windows"},
-		{"Does it support Linux?", "", true, "https://pilot.example/guides/platforms", ""},
-		{"How do I open a support ticket?", "", true, "https://pilot.example/guides/help", ""},
+		{"Does it support Linux?", "", true, "https://pilot.example/guides/platforms#supported-platforms", ""},
+		{"How do I open a support ticket?", "", true, "https://pilot.example/guides/help#support-tickets", ""},
 		{"Can I log gliders?", "", true, "https://pilot.example/", ""},
-		{"Which Pilot platforms run on arm64?", "", true, "https://pilot.example/guides/platforms", ""},
+		{"Which Pilot platforms run on arm64?", "", true, "https://pilot.example/guides/platforms#supported-platforms", ""},
 		// A question about a selection is about the selection's words.
 		{"What does this mean?", "Pilot runs on Linux (x86-64 and arm64)", true, "https://pilot.example/guides/platforms", ""},
 	}
