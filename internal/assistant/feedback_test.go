@@ -26,9 +26,9 @@ func (r *rateOnFinish) Start(messageID, threadID string) error {
 	return r.Stream.Start(messageID, threadID)
 }
 
-func (r *rateOnFinish) Finish(threadID string, top bool, usage *aisdk.Usage) error {
+func (r *rateOnFinish) Finish(threadID string, top bool, usage *aisdk.Usage, metadata ...aisdk.Member) error {
 	_, r.err = r.e.svc.Rate(r.t.Context(), r.e.domain, assistant.Feedback{ThreadID: r.threadID, MessageID: r.messageID, Rating: assistant.RatingUp})
-	return r.Stream.Finish(threadID, top, usage)
+	return r.Stream.Finish(threadID, top, usage, metadata...)
 }
 
 func TestRateTheMomentTheAnswerEnds(t *testing.T) {
