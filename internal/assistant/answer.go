@@ -10,8 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docsmith/docsmith/internal/aisdk"
-	"github.com/docsmith/docsmith/internal/llm"
+		"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -50,7 +49,7 @@ func (s *Service) Begin(ctx context.Context, d tenant.Domain, req Request) (*Ans
 	started := time.Now()
 	id := req.ThreadID
 	if id == "" {
-		id = aisdk.ThreadIDFromHistory(req.Messages)
+		id = threadIDFromHistory(req.Messages)
 	}
 	th, continued, err := s.resolveThread(ctx, d, id, req.FP)
 	if err != nil {
@@ -80,12 +79,12 @@ type passage struct {
 	text  string
 }
 
-func (p passage) source() aisdk.Source {
-	return aisdk.Source{ID: "src_" + strconv.Itoa(p.n), URL: p.url, Title: p.title}
+func (p passage) source() Source {
+	return Source{ID: "src_" + strconv.Itoa(p.n), URL: p.url, Title: p.title, Path: p.hit.PagePath}
 }
 
-func sources(ps []passage) []aisdk.Source {
-	out := make([]aisdk.Source, len(ps))
+func sources(ps []passage) []Source {
+	out := make([]Source, len(ps))
 	for i, p := range ps {
 		out[i] = p.source()
 	}
@@ -105,7 +104,7 @@ func turnSources(ps []passage) []TurnSource {
 // Failures after the start go in-band; a client that goes away cancels
 // retrieval and generation. The turn is stored whatever happens. Stream
 // returns an error only for what the caller should log.
-func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
+func (a *Answer) Stream(ctx context.Context, st Sink) error {
 	s := a.svc
 	t := &Turn{
 		ThreadID:  a.Thread.ID,
@@ -151,7 +150,7 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 		// question's key terms are not quoted as if they answered it.
 		ps = a.onTopic(ctx, ps)
 	}
-	var usage *aisdk.Usage
+	var usage *Usage
 	switch {
 	case len(ps) == 0:
 		beat.stop()
@@ -162,6 +161,9 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 			t.Status = TurnNotIndexed
 		}
 		t.FirstTextTime = time.Since(a.started)
+		if err := st.Status(answerStatus(t)); err != nil {
+			return a.fail(ctx, st, t, err)
+		}
 		if err := writeText(st, t, text, []string{text}); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
@@ -174,6 +176,9 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 			return a.fail(ctx, st, t, err)
 		}
 		t.Status = TurnAnswered
+		if err := st.Status(answerStatus(t)); err != nil {
+			return a.fail(ctx, st, t, err)
+		}
 		t.FirstTextTime = time.Since(a.started)
 		answer, pieces := extractiveText(ps, a.req.Question())
 		if budgetNote != "" {
@@ -196,13 +201,16 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 			return a.fail(ctx, st, t, err)
 		}
 		t.Status = TurnAnswered
+		if err := st.Status(answerStatus(t)); err != nil {
+			return a.fail(ctx, st, t, err)
+		}
 	}
 	// The turn is stored before the finish part goes out, so that a reader
 	// who rates the answer the moment it ends finds it (the feedback
 	// endpoint looks it up by its message id).
 	a.record(ctx, t)
 	recorded = true
-	if err := st.Finish(a.Thread.ID, a.domain.FinishThreadID, usage); err != nil {
+	if err := st.Finish(Finish{ThreadID: a.Thread.ID, TopLevelThreadID: a.domain.FinishThreadID, Status: answerStatus(t), Usage: usage}); err != nil {
 		return a.fail(ctx, st, t, err)
 	}
 	return nil
@@ -210,7 +218,7 @@ func (a *Answer) Stream(ctx context.Context, st aisdk.Stream) error {
 
 // generate has the model write the answer from the numbered passages,
 // streaming it through the citation filter.
-func (a *Answer) generate(ctx context.Context, st aisdk.Stream, t *Turn, ps []passage, beat *heartbeat) (*aisdk.Usage, error) {
+func (a *Answer) generate(ctx context.Context, st Sink, t *Turn, ps []passage, beat *heartbeat) (*Usage, error) {
 	model, err := a.svc.model(a.domain.Model)
 	if err != nil {
 		return nil, err
@@ -281,7 +289,18 @@ func (a *Answer) generate(ctx context.Context, st aisdk.Stream, t *Turn, ps []pa
 		a.svc.log.InfoContext(ctx, "removed citation markers to passages not retrieved in this turn",
 			"domain", a.domain.ID, "thread", a.Thread.ID, "removed", filter.dropped)
 	}
-	return &aisdk.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}, nil
+	return &Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}, nil
+}
+
+// answerStatus is what the turn's answer is worth, as the reader is told.
+// An answer from a domain with no index yet covers nothing.
+func answerStatus(t *Turn) AnswerStatus {
+	switch t.Status {
+	case TurnAnswered, TurnPartial:
+		return AnswerStatus{Status: t.Status, Note: t.StatusNote, Missing: t.Missing}
+	default:
+		return AnswerStatus{Status: StatusNotCovered, Note: t.StatusNote, Missing: t.Missing}
+	}
 }
 
 // maxAnswerTokens bounds one model answer.
@@ -297,14 +316,14 @@ func isExtractive(model string) bool {
 
 // writeText sends an answer that is ready all at once, in pieces (which
 // together are the answer), as one text block in one write.
-func writeText(st aisdk.Stream, t *Turn, answer string, pieces []string) error {
+func writeText(st Sink, t *Turn, answer string, pieces []string) error {
 	t.Answer = answer
 	return st.Text("txt_0", pieces...)
 }
 
 // fail ends the answer after an error: in-band, unless the client is gone
 // or the stream is already closed.
-func (a *Answer) fail(ctx context.Context, st aisdk.Stream, t *Turn, err error) error {
+func (a *Answer) fail(ctx context.Context, st Sink, t *Turn, err error) error {
 	t.Error = err.Error()
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), ctx.Err()) {
 		t.Status = TurnCanceled
@@ -317,7 +336,7 @@ func (a *Answer) fail(ctx context.Context, st aisdk.Stream, t *Turn, err error) 
 	}
 	t.Status = TurnFailed
 	a.svc.log.ErrorContext(ctx, "assistant answer failed", "domain", a.domain.ID, "thread", a.Thread.ID, "err", err)
-	if errors.Is(err, aisdk.ErrClosed) {
+	if errors.Is(err, ErrClosed) {
 		return nil
 	}
 	if st.Error(failedText) != nil {
@@ -352,14 +371,14 @@ func (a *Answer) record(ctx context.Context, t *Turn) {
 // timer, not a goroutine: an answer that is quick costs no more than
 // starting and stopping one.
 type heartbeat struct {
-	st    aisdk.Stream
+	st    Sink
 	every time.Duration
 	mu    sync.Mutex // held while a keep-alive is written
 	timer *time.Timer
 	ended bool
 }
 
-func startHeartbeat(st aisdk.Stream, every time.Duration) *heartbeat {
+func startHeartbeat(st Sink, every time.Duration) *heartbeat {
 	h := &heartbeat{st: st, every: every}
 	h.mu.Lock()
 	defer h.mu.Unlock()

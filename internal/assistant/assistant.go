@@ -1,8 +1,8 @@
 // Package assistant answers a docs site's readers: it retrieves the passages
-// of the site's docs that bear on a question, cites them, and streams an
-// answer in the AI SDK wire formats (package aisdk), either written by a
-// model from the numbered passages or, with no model, quoted from the best
-// passages. Every answer belongs to a thread, kept with its turns in a
+// of the site's docs that bear on a question, decides whether they cover
+// it, cites them, and emits the answer as events to a Sink (which the HTTP
+// layer writes in the AI SDK wire formats), either written by a model from
+// the numbered passages or, with no model, quoted from the best passages. Every answer belongs to a thread, kept with its turns in a
 // ThreadStore. The package also builds a domain's search index from its
 // project's repository (Indexer).
 package assistant
@@ -19,7 +19,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/search"
@@ -68,7 +67,7 @@ type Request struct {
 	// FP is the reader's fingerprint: "anonymous" or a user id.
 	FP string
 	// Messages is the conversation so far; the last one is the question.
-	Messages []aisdk.Message
+	Messages []Message
 	// ThreadID continues a thread; empty for a new one.
 	ThreadID string
 	// PageSize is how many passages to retrieve, 1–50 (0: 5).

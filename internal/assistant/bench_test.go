@@ -7,7 +7,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/llm"
@@ -55,7 +54,7 @@ func BenchmarkModelAnswer(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := a.Stream(b.Context(), aisdk.NewUIMessageStream(&discardWriter{h: http.Header{}})); err != nil {
+		if err := a.Stream(b.Context(), uiSink(&discardWriter{h: http.Header{}})); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -95,7 +94,7 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := a.Stream(b.Context(), aisdk.NewUIMessageStream(&discardWriter{h: http.Header{}})); err != nil {
+		if err := a.Stream(b.Context(), uiSink(&discardWriter{h: http.Header{}})); err != nil {
 			b.Fatal(err)
 		}
 	}

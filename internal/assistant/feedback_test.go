@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 )
@@ -13,7 +12,7 @@ import (
 // rateOnFinish is a stream whose client rates the answer the moment the
 // finish part arrives, as a fast widget may.
 type rateOnFinish struct {
-	aisdk.Stream
+	assistant.Sink
 	t         *testing.T
 	e         *env
 	messageID string
@@ -23,12 +22,12 @@ type rateOnFinish struct {
 
 func (r *rateOnFinish) Start(messageID, threadID string) error {
 	r.messageID, r.threadID = messageID, threadID
-	return r.Stream.Start(messageID, threadID)
+	return r.Sink.Start(messageID, threadID)
 }
 
-func (r *rateOnFinish) Finish(threadID string, top bool, usage *aisdk.Usage, metadata ...aisdk.Member) error {
+func (r *rateOnFinish) Finish(f assistant.Finish) error {
 	_, r.err = r.e.svc.Rate(r.t.Context(), r.e.domain, assistant.Feedback{ThreadID: r.threadID, MessageID: r.messageID, Rating: assistant.RatingUp})
-	return r.Stream.Finish(threadID, top, usage, metadata...)
+	return r.Sink.Finish(f)
 }
 
 func TestRateTheMomentTheAnswerEnds(t *testing.T) {
@@ -38,7 +37,7 @@ func TestRateTheMomentTheAnswerEnds(t *testing.T) {
 	must(t, req.Validate())
 	a, err := e.svc.Begin(t.Context(), e.domain, req)
 	must(t, err)
-	st := &rateOnFinish{Stream: aisdk.NewUIMessageStream(httptest.NewRecorder()), t: t, e: e}
+	st := &rateOnFinish{Sink: uiSink(httptest.NewRecorder()), t: t, e: e}
 	must(t, a.Stream(t.Context(), st))
 	if st.err != nil {
 		t.Fatalf("rating at finish: %v (the turn must be stored before the finish part goes out)", st.err)

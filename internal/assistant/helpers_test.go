@@ -3,6 +3,7 @@ package assistant_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/aisdk"
+	"github.com/docsmith/docsmith/internal/answerstream"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/llm"
@@ -79,13 +81,18 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// uiSink writes an answer's events on w as the v2 endpoint does.
+func uiSink(w http.ResponseWriter) assistant.Sink {
+	return answerstream.New(aisdk.NewUIMessageStream(w))
+}
+
 // userMessage is a v2 chat message.
-func userMessage(text string) aisdk.Message {
-	return aisdk.Message{ID: "u", Role: "user", Text: text}
+func userMessage(text string) assistant.Message {
+	return assistant.Message{Role: "user", Text: text}
 }
 
 func ask(text string) assistant.Request {
-	return assistant.Request{FP: "anonymous", Messages: []aisdk.Message{userMessage(text)}, PageSize: 5}
+	return assistant.Request{FP: "anonymous", Messages: []assistant.Message{userMessage(text)}, PageSize: 5}
 }
 
 // answer runs one request through Begin and Stream on a UI message stream
@@ -100,7 +107,7 @@ func (e *env) answer(ctx context.Context, d tenant.Domain, req assistant.Request
 		e.t.Fatalf("begin: %v", err)
 	}
 	w := httptest.NewRecorder()
-	if err := a.Stream(ctx, aisdk.NewUIMessageStream(w)); err != nil {
+	if err := a.Stream(ctx, uiSink(w)); err != nil {
 		e.t.Fatalf("stream: %v", err)
 	}
 	return a, parseUIStream(e.t, w.Body.String())
@@ -112,7 +119,7 @@ type reply struct {
 	chunks     []map[string]any
 	threadID   string // from start's messageMetadata
 	finishID   string // the top-level threadId of finish
-	sources    []aisdk.Source
+	sources    []assistant.Source
 	text       string
 	errorText  string
 	heartbeats int
@@ -148,7 +155,7 @@ func parseUIStream(t testing.TB, raw string) reply {
 			}
 		case "source-url":
 			title, _ := c["title"].(string)
-			r.sources = append(r.sources, aisdk.Source{ID: c["sourceId"].(string), URL: c["url"].(string), Title: title})
+			r.sources = append(r.sources, assistant.Source{ID: c["sourceId"].(string), URL: c["url"].(string), Title: title})
 		case "text-delta":
 			r.text += c["delta"].(string)
 		case "error":

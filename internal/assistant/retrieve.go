@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/docsmith/docsmith/internal/aisdk"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/mdblock"
 	"github.com/docsmith/docsmith/internal/search"
@@ -478,8 +477,19 @@ func clip(text string, max int) string {
 	return cut + "…"
 }
 
+// threadIDFromHistory is the thread the last assistant message of the
+// history says it belongs to, if any.
+func threadIDFromHistory(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "assistant" && msgs[i].ThreadID != "" {
+			return msgs[i].ThreadID
+		}
+	}
+	return ""
+}
+
 // previousQuestion is the user's question before the last one, if any.
-func previousQuestion(msgs []aisdk.Message) string {
+func previousQuestion(msgs []Message) string {
 	for i := len(msgs) - 2; i >= 0; i-- {
 		if msgs[i].Role == "user" && strings.TrimSpace(msgs[i].Text) != "" {
 			return strings.TrimSpace(msgs[i].Text)
@@ -491,7 +501,7 @@ func previousQuestion(msgs []aisdk.Message) string {
 // historyFromMessages is the conversation before the question, as the model
 // sees it: user and assistant messages only (a client cannot smuggle in
 // system instructions), the last few, earlier citation markers removed.
-func historyFromMessages(msgs []aisdk.Message) []llm.Message {
+func historyFromMessages(msgs []Message) []llm.Message {
 	var out []llm.Message
 	for _, m := range msgs {
 		text := strings.TrimSpace(m.Text)

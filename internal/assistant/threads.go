@@ -30,6 +30,9 @@ const (
 	TurnAnswered = "answered"
 	// TurnNotCovered: nothing relevant was found; the answer said so.
 	TurnNotCovered = "not_covered"
+	// TurnPartial: the docs cover part of the question; the answer said
+	// which part they do not.
+	TurnPartial = "partial"
 	// TurnNotIndexed: the domain has no index yet; the answer said so.
 	TurnNotIndexed = "not_indexed"
 	// TurnFailed: retrieval or the model failed; the client got an error.
@@ -53,6 +56,11 @@ type Turn struct {
 	Sources []TurnSource
 	Model   string
 	Status  string
+	// StatusNote says, for the reader, what the docs do not cover of the
+	// question; Missing are the names they never mention. Both are empty
+	// for an answer the docs cover.
+	StatusNote string
+	Missing    []string
 	// Error is what went wrong, for the log and the operator; the client
 	// saw a generic message.
 	Error        string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/aisdk"
+	"github.com/docsmith/docsmith/internal/answerstream"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
@@ -90,7 +91,7 @@ func (b *assistantBody) request() (assistant.Request, error) {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return req, apperr.New(apperr.Invalid, `field "messages[%d]": %s`, i, err.Error())
 		}
-		req.Messages = append(req.Messages, m)
+		req.Messages = append(req.Messages, assistant.Message{Role: m.Role, Text: m.Text, ThreadID: m.ThreadID})
 	}
 	if b.ThreadID != nil {
 		req.ThreadID = strings.TrimSpace(*b.ThreadID)
@@ -223,7 +224,7 @@ func (s *Server) assistantMessage(newStream func(http.ResponseWriter) aisdk.Stre
 			return err
 		}
 		w.Header().Set("X-Thread-Id", answer.Thread.ID)
-		return answer.Stream(ctx, newStream(w))
+		return answer.Stream(ctx, answerstream.New(newStream(w)))
 	}
 }
 
