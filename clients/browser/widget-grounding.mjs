@@ -1,0 +1,128 @@
+// The chat widget showing a grounded answer (started by
+// internal/app/widget_grounding_browser_test.go): its status line, the
+// sentence the cited docs do not hold, a citation's quote on hover and on
+// keyboard focus, and the citation's link opening the docs page at the
+// quoted passage.
+// Input on stdin: {chromium, artifacts, page, question}
+// Prints {failure, console, error, status, marks, screenReader, listItems,
+// hover, focus, citeHref, opened, screenshots}.
+
+import { launch, log, readInput } from './lib.mjs';
+
+const input = await readInput();
+const out = { console: [], screenshots: [] };
+const { context, close } = await launch(input);
+const timeout = 20_000;
+
+
+try {
+  const page = await context.newPage();
+  page.on('console', (m) => out.console.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => out.console.push(`pageerror: ${e.message}`));
+  await page.goto(input.page);
+  await page.waitForFunction(() => window.docsmith && window.docsmith.version, null, { timeout });
+  await page.evaluate(() => window.docsmith.open());
+  await page.locator('[role=dialog]').waitFor({ timeout });
+
+  const box = page.locator('textarea[aria-label="Your question"]');
+  await box.fill(input.question);
+  await box.press('Enter');
+  await page.waitForFunction(
+    () => {
+      const r = document.querySelector('docsmith-widget').shadowRoot;
+      return r.querySelector('.msg.assistant .actions') || r.querySelector('.error[role=alert]');
+    },
+    null,
+    { timeout },
+  );
+  Object.assign(
+    out,
+    await page.evaluate(() => {
+      const r = document.querySelector('docsmith-widget').shadowRoot;
+      const msg = r.querySelector('.msg.assistant');
+      return {
+        error: r.querySelector('.error[role=alert] p')?.textContent ?? '',
+        status: msg.querySelector('.status')?.textContent ?? '',
+        marks: [...msg.querySelectorAll('mark.unsupported')].map((m) => ({ text: m.textContent, title: m.title, parent: m.closest('li')?.tagName ?? m.parentElement.tagName })),
+        screenReader: [...msg.querySelectorAll('.md .sr-only')].map((e) => e.textContent).join('|'),
+        listItems: msg.querySelectorAll('.md li').length,
+        citeHref: msg.querySelector('.md a.cite[data-n="1"]')?.href ?? '',
+      };
+    }),
+  );
+  log('status', out.status, 'marks', out.marks.length);
+
+  const quoteState = () =>
+    page.evaluate(() => {
+      const r = document.querySelector('docsmith-widget').shadowRoot;
+      const pop = r.querySelector('.quote-pop');
+      const cite = r.querySelector('.md a.cite[data-n="1"]');
+      return {
+        visible: !!pop && pop.getBoundingClientRect().height > 0 && getComputedStyle(pop).visibility !== 'hidden',
+        text: pop?.querySelector('blockquote')?.textContent ?? '',
+        link: pop?.querySelector('a')?.href ?? '',
+        described: cite?.getAttribute('aria-describedby') ?? '',
+      };
+    });
+
+  // Hover with the mouse.
+  const cite = page.locator('docsmith-widget .md a.cite[data-n="1"]');
+  await cite.hover();
+  await page.waitForFunction(() => !!document.querySelector('docsmith-widget').shadowRoot.querySelector('.quote-pop'), null, { timeout });
+  out.hover = await quoteState();
+  // Away from it, the quote goes.
+  await page.mouse.move(5, 5);
+  await page.waitForFunction(() => !document.querySelector('docsmith-widget').shadowRoot.querySelector('.quote-pop'), null, { timeout });
+
+  // Keyboard focus shows it too.
+  await cite.focus();
+  await page.waitForFunction(() => !!document.querySelector('docsmith-widget').shadowRoot.querySelector('.quote-pop'), null, { timeout });
+  out.focus = await quoteState();
+
+  // Screenshots with the quote shown (by focus) and the marked sentence in
+  // view: light and dark, desktop and phone.
+  for (const [name, size] of [
+    ['desktop', { width: 1280, height: 800 }],
+    ['phone', { width: 390, height: 844 }],
+  ]) {
+    await page.setViewportSize(size);
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.mouse.move(5, 5);
+      await cite.blur();
+      await cite.focus();
+      await page.waitForFunction(() => !!document.querySelector('docsmith-widget').shadowRoot.querySelector('.quote-pop'), null, { timeout });
+      await page.waitForTimeout(150);
+      const file = `${input.artifacts}/widget-grounding-${name}-${scheme}.png`;
+      await page.screenshot({ path: file });
+      const bg = await page.locator('.panel').evaluate((el) => getComputedStyle(el).backgroundColor);
+      out.screenshots.push({ file, scheme, name, panelBackground: bg });
+    }
+  }
+
+  // The citation's link, followed as a reader would: a click, which opens
+  // a new tab.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.emulateMedia({ colorScheme: 'light' });
+  const [opened] = await Promise.all([context.waitForEvent('page', { timeout }), cite.click()]);
+  await opened.waitForLoadState('load');
+  // Text fragments scroll after load, once the text is found.
+  await opened.waitForFunction(() => window.scrollY > 0, null, { timeout: 5_000 }).catch(() => {});
+  await opened.waitForTimeout(300);
+  out.opened = await opened.evaluate(() => ({
+    url: location.href,
+    passageTop: document.getElementById('passage').getBoundingClientRect().top,
+    headingTop: document.getElementById('exclude-files').getBoundingClientRect().top,
+    viewportHeight: window.innerHeight,
+    scrollY: window.scrollY,
+  }));
+  const file = `${input.artifacts}/widget-grounding-opened-page.png`;
+  await opened.screenshot({ path: file });
+  out.screenshots.push({ file, scheme: 'light', name: 'opened-page', panelBackground: '' });
+  log('opened', JSON.stringify(out.opened));
+} catch (err) {
+  out.failure = String(err?.stack ?? err);
+} finally {
+  await close();
+}
+process.stdout.write(JSON.stringify(out));
