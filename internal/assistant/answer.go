@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-		"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 )

@@ -59,6 +59,7 @@ Usage:
   docsmith key list [--org ORG] | key revoke --org ORG KEY_ID
   docsmith apply FILE                                              create what a set-up file describes
   docsmith eval retrieval --corpus DIR --questions FILE            measure retrieval on a docs site
+  docsmith eval answers --corpus DIR --questions FILE              measure the assistant's answers: status, facts, citations
   docsmith index DOMAIN [--data DIR]                               build or refresh a domain's search index
   docsmith export llms-txt DOMAIN DIR [--data DIR]                 write the domain's llms.txt and llms-full.txt into DIR
   docsmith job create --project P "INSTRUCTION" [--watch] | job get|watch --project P JOB_ID | job list --project P
@@ -114,7 +115,7 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return uiLogin(ctx, rest[1:], env)
 	case "org create", "org list", "project create", "project update", "project list", "domain create", "domain update", "domain list",
 		"domain status", "key create", "key list", "key revoke", "config show",
-		"eval retrieval", "export llms-txt":
+		"eval retrieval", "eval answers", "export llms-txt":
 		rest = rest[1:]
 		cmd += " " + sub
 	}
@@ -158,6 +159,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return ask(ctx, rest, env)
 	case "eval retrieval":
 		return evalRetrieval(ctx, rest, env)
+	case "eval answers":
+		return evalAnswers(ctx, rest, env)
 	case "index":
 		return indexDomain(ctx, rest, env)
 	case "export llms-txt":

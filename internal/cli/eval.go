@@ -41,39 +41,11 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 	if *k < 1 {
 		return fmt.Errorf("--k must be at least 1, not %d", *k)
 	}
-	if *databaseURL == "" {
-		lookup := env.LookupEnv
-		if lookup == nil {
-			lookup = os.LookupEnv
-		}
-		if v, ok := lookup("DOCSMITH_DATABASE_URL"); ok {
-			*databaseURL = v
-		}
+	index, engine, cleanup, err := evalStore(ctx, *databaseURL, env)
+	if err != nil {
+		return err
 	}
-	var (
-		index  search.Source
-		engine string
-	)
-	if *databaseURL != "" {
-		store, drop, err := postgres.OpenScratch(ctx, *databaseURL, "docsmith_eval_", slog.New(slog.DiscardHandler))
-		if err != nil {
-			return fmt.Errorf("create a temporary schema: %w", err)
-		}
-		defer func() { _ = drop(context.WithoutCancel(ctx)) }()
-		index, engine = store, "in memory over postgres (temporary schema)"
-	} else {
-		dir, err := os.MkdirTemp("", "docsmith-eval-*")
-		if err != nil {
-			return fmt.Errorf("create a temporary store: %w", err)
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
-		store, err := sqlite.Open(ctx, dir)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = store.Close() }()
-		index, engine = store, "in memory over sqlite"
-	}
+	defer cleanup()
 	// Retrieval runs as the server runs it: on the domain's index in
 	// memory, loaded from the store.
 	rep, err := search.Evaluate(ctx, search.NewMemory(index, search.MemoryConfig{}), *corpus, *questions, search.EvalOptions{K: *k})
@@ -84,6 +56,39 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	return printReport(env.Stdout, rep, *showMisses)
+}
+
+// evalStore opens the throw-away store an evaluation indexes its corpus
+// in: a SQLite file in a temporary directory, or, with a database URL (or
+// DOCSMITH_DATABASE_URL), a temporary schema of that PostgreSQL database.
+// cleanup removes it.
+func evalStore(ctx context.Context, databaseURL string, env Env) (index search.Source, engine string, cleanup func(), err error) {
+	if databaseURL == "" {
+		lookup := env.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		if v, ok := lookup("DOCSMITH_DATABASE_URL"); ok {
+			databaseURL = v
+		}
+	}
+	if databaseURL != "" {
+		store, drop, err := postgres.OpenScratch(ctx, databaseURL, "docsmith_eval_", slog.New(slog.DiscardHandler))
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("create a temporary schema: %w", err)
+		}
+		return store, "in memory over postgres (temporary schema)", func() { _ = drop(context.WithoutCancel(ctx)) }, nil
+	}
+	dir, err := os.MkdirTemp("", "docsmith-eval-*")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("create a temporary store: %w", err)
+	}
+	store, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, "", nil, err
+	}
+	return store, "in memory over sqlite", func() { _ = store.Close(); _ = os.RemoveAll(dir) }, nil
 }
 
 func printReport(w io.Writer, rep search.Report, showMisses bool) error {

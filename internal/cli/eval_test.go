@@ -58,3 +58,40 @@ func TestEvalRetrievalUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestEvalAnswers(t *testing.T) {
+	t.Parallel()
+	questions := filepath.Join(t.TempDir(), "q.jsonl")
+	lines := []string{
+		`{"id": "k-dev01", "question": "How hot should the water be for green tea?", "expected_paths": ["guides/brewing"], "answer_facts": ["80 degrees"], "kind": "lookup"}`,
+		`{"id": "k-dev02", "question": "How hot should the water be for green tea?", "expected_paths": ["guides/brewing"], "answer_facts": ["a fact no page states"], "kind": "lookup"}`,
+		`{"id": "k-dev03", "question": "Can the kettle order a pizza from Zorblax?", "expected_paths": [], "answer_facts": [], "kind": "not_in_docs"}`,
+	}
+	if err := os.WriteFile(questions, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, t.TempDir(), "eval", "answers", "--corpus", "../search/testdata/site", "--questions", questions, "--show")
+	if r.code != 0 {
+		t.Fatalf("eval answers = %+v", r)
+	}
+	for _, want := range []string{
+		"3 (2 the docs answer, 1 they do not)",
+		"model           extractive",
+		"wrongly not     0/2 = 0.000",
+		"citation@3      2/2 = 1.000",
+		"facts in answer 1/2 = 0.500",
+		"k-dev02: How hot should the water be for green tea?\n  facts missing a fact no page states",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, args := range [][]string{
+		{"eval", "answers", "--questions", questions},
+		{"eval", "answers", "--corpus", "x", "--questions", questions, "--grounding", "loose"},
+	} {
+		if r := run(t, t.TempDir(), args...); r.code != 1 {
+			t.Errorf("%q = %+v, want an error", args, r)
+		}
+	}
+}
