@@ -79,8 +79,10 @@ try {
   await page.waitForFunction(() => !!document.querySelector('docsmith-widget').shadowRoot.querySelector('.quote-pop'), null, { timeout });
   out.focus = await quoteState();
 
-  // Screenshots with the quote shown (by focus) and the marked sentence in
-  // view: light and dark, desktop and phone.
+  // Screenshots with a quote shown (by focus on the first source below the
+  // answer, so that the marked sentence stays in view): light and dark,
+  // desktop and phone.
+  const chip = page.locator('docsmith-widget .sources a[data-n="1"]');
   for (const [name, size] of [
     ['desktop', { width: 1280, height: 800 }],
     ['phone', { width: 390, height: 844 }],
@@ -89,8 +91,8 @@ try {
     for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.mouse.move(5, 5);
-      await cite.blur();
-      await cite.focus();
+      await chip.blur();
+      await chip.focus();
       await page.waitForFunction(() => !!document.querySelector('docsmith-widget').shadowRoot.querySelector('.quote-pop'), null, { timeout });
       await page.waitForTimeout(150);
       const file = `${input.artifacts}/widget-grounding-${name}-${scheme}.png`;

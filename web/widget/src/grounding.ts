@@ -257,6 +257,6 @@ export function proseOf(md: string): string {
     .replace(/\*\*|~~|`/g, '')
     .replace(/(^|[^\w])[*_]([^*_]+)[*_](?=[^\w]|$)/g, '$1$2')
     .replace(/\s+/g, ' ')
-    .replace(/ ([.,;:!?])/g, '$1')
+    .replace(/ ([.,;:!?])(?=\s|$)/g, '$1')
     .trim();
 }
