@@ -5,7 +5,7 @@
 // quoted passage.
 // Input on stdin: {chromium, artifacts, page, question}
 // Prints {failure, console, error, status, marks, screenReader, listItems,
-// hover, focus, citeHref, opened, screenshots}.
+// hover, focus, citeHref, opened, firstTap, secondTap, screenshots}.
 
 import { launch, log, readInput } from './lib.mjs';
 
@@ -122,6 +122,34 @@ try {
   await opened.screenshot({ path: file });
   out.screenshots.push({ file, scheme: 'light', name: 'opened-page', panelBackground: '' });
   log('opened', JSON.stringify(out.opened));
+
+  // On a touch screen: a first tap on a citation shows its quote and stays
+  // on the page; a second tap follows the link.
+  const phone = await launch(input, { hasTouch: true, isMobile: true, viewport: { width: 390, height: 844 } });
+  try {
+    const tp = await phone.context.newPage();
+    tp.on('pageerror', (e) => out.console.push(`pageerror (touch): ${e.message}`));
+    await tp.goto(input.page);
+    await tp.waitForFunction(() => window.docsmith && window.docsmith.version, null, { timeout });
+    await tp.evaluate(() => window.docsmith.open());
+    const q = tp.locator('textarea[aria-label="Your question"]');
+    await q.fill(input.question);
+    await q.press('Enter');
+    await tp.waitForFunction(() => !!document.querySelector('docsmith-widget').shadowRoot.querySelector('.msg.assistant .actions'), null, { timeout });
+    const tcite = tp.locator('docsmith-widget .md a.cite[data-n="1"]');
+    const before = phone.context.pages().length;
+    await tcite.tap();
+    await tp.waitForTimeout(300);
+    out.firstTap = {
+      quote: await tp.evaluate(() => document.querySelector('docsmith-widget').shadowRoot.querySelector('.quote-pop blockquote')?.textContent ?? ''),
+      opened: phone.context.pages().length - before,
+    };
+    const [followed] = await Promise.all([phone.context.waitForEvent('page', { timeout }), tcite.tap()]);
+    await followed.waitForLoadState('load');
+    out.secondTap = { url: followed.url(), opened: phone.context.pages().length - before };
+  } finally {
+    await phone.close();
+  }
 } catch (err) {
   out.failure = String(err?.stack ?? err);
 } finally {

@@ -106,8 +106,9 @@ func writeGroundedAnswer(t *testing.T, s assistant.Sink, base string) {
 // status is partial, with one sentence its cited docs do not hold: the
 // status shows as a quiet line, the unsupported sentence is marked (and
 // says so to assistive technology), a citation's quote shows on hover and
-// on keyboard focus, and its link opens the docs page scrolled to the
-// quoted passage, highlighted by a text fragment. Screenshots in light
+// on keyboard focus and on a first tap (a second one follows it), and its
+// link opens the docs page scrolled to the quoted passage, highlighted by a
+// text fragment. Screenshots in light
 // and dark, desktop and phone.
 func TestWidgetInBrowserShowsGrounding(t *testing.T) {
 	t.Parallel()
@@ -131,6 +132,14 @@ func TestWidgetInBrowserShowsGrounding(t *testing.T) {
 			URL                        string
 			PassageTop, ViewportHeight float64
 			HeadingTop, ScrollY        float64
+		}
+		FirstTap struct {
+			Quote  string
+			Opened int
+		}
+		SecondTap struct {
+			URL    string
+			Opened int
 		}
 		Screenshots []struct{ File, Scheme, Name, PanelBackground string }
 	}
@@ -183,6 +192,12 @@ func TestWidgetInBrowserShowsGrounding(t *testing.T) {
 	}
 	if run.Hover.Link != run.CiteHref {
 		t.Errorf("the popover's link %q differs from the citation's %q", run.Hover.Link, run.CiteHref)
+	}
+	if !strings.Contains(run.FirstTap.Quote, "Pass --exclude to tern sync") || run.FirstTap.Opened != 0 {
+		t.Errorf("a first tap on a citation: %+v, want its quote shown and no page opened", run.FirstTap)
+	}
+	if run.SecondTap.URL != run.CiteHref || run.SecondTap.Opened != 1 {
+		t.Errorf("a second tap on it: %+v, want %q opened", run.SecondTap, run.CiteHref)
 	}
 	o := run.Opened
 	if o.PassageTop < 0 || o.PassageTop > o.ViewportHeight || o.HeadingTop > -500 {
