@@ -73,7 +73,10 @@ func ask(ctx context.Context, args []string, env Env) error {
 // arrives, then the numbered sources and the thread id.
 func printAnswer(r io.Reader, out io.Writer, threadID string) error {
 	type source struct{ url, title string }
-	var sources []source
+	var (
+		sources []source
+		status  answerStatus
+	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	for sc.Scan() {
@@ -87,6 +90,9 @@ func printAnswer(r io.Reader, out io.Writer, threadID string) error {
 			URL       string `json:"url"`
 			Title     string `json:"title"`
 			ErrorText string `json:"errorText"`
+			// Data is a data part's: data-answer-status carries the
+			// answer's status.
+			Data json.RawMessage `json:"data"`
 		}
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
 			continue
@@ -96,6 +102,8 @@ func printAnswer(r io.Reader, out io.Writer, threadID string) error {
 			fmt.Fprint(out, chunk.Delta)
 		case "source-url":
 			sources = append(sources, source{chunk.URL, chunk.Title})
+		case "data-answer-status":
+			_ = json.Unmarshal(chunk.Data, &status) // a status it cannot read is not printed
 		case "error":
 			return fmt.Errorf("the assistant stopped: %s", chunk.ErrorText)
 		}
@@ -110,8 +118,22 @@ func printAnswer(r io.Reader, out io.Writer, threadID string) error {
 			fmt.Fprintf(out, "  [%d] %s  %s\n", i+1, s.title, s.url)
 		}
 	}
+	if status.Status != "" {
+		fmt.Fprintf(out, "\nstatus %s", strings.ReplaceAll(status.Status, "_", " "))
+		if status.Note != "" {
+			fmt.Fprintf(out, ": %s", status.Note)
+		}
+		fmt.Fprintln(out)
+	}
 	if threadID != "" {
 		fmt.Fprintf(out, "\nthread %s  (continue with --thread %s)\n", threadID, threadID)
 	}
 	return nil
+}
+
+// answerStatus is the data of a data-answer-status part: whether the docs
+// cover the question.
+type answerStatus struct {
+	Status string `json:"status"`
+	Note   string `json:"note"`
 }

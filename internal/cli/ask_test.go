@@ -15,6 +15,7 @@ func TestPrintAnswer(t *testing.T) {
 		`data: {"type":"text-start","id":"t"}`, ``,
 		`data: {"type":"text-delta","id":"t","delta":"Use the "}`, ``,
 		`data: {"type":"text-delta","id":"t","delta":"--port flag [1]."}`, ``,
+		`data: {"type":"data-answer-status","id":"answer-status","data":{"status":"partial","note":"The docs don't mention Datadog.","missing":["Datadog"]}}`, ``,
 		`data: {"type":"finish","messageMetadata":{"threadId":"thr_1"}}`, ``,
 		`data: [DONE]`, ``,
 	}, "\n")
@@ -22,7 +23,7 @@ func TestPrintAnswer(t *testing.T) {
 	if err := printAnswer(strings.NewReader(stream), &out, "thr_1"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Use the --port flag [1].\n", "[1] A › B  https://docs.example/a#b", "--thread thr_1"} {
+	for _, want := range []string{"Use the --port flag [1].\n", "[1] A › B  https://docs.example/a#b", "--thread thr_1", "status partial: The docs don't mention Datadog."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
