@@ -7,6 +7,8 @@
 //   DOCSMITH_DOMAIN           a domain that sends the top-level threadId on the v2 finish chunk
 //   DOCSMITH_STRICT_DOMAIN    a domain with that setting off (for strict-schema clients)
 //   DOCSMITH_MODEL_DOMAIN     optional: a domain answered by a scripted model that cites [1] and [8]
+//   DOCSMITH_WIRE_URL         optional: a server that streams one answer with a status, grounding
+//                             and quoted sources, POST /v1 (data stream) and /v2 (UI message stream)
 //
 // Without DOCSMITH_URL every test is skipped.
 
@@ -16,6 +18,7 @@ export const server = {
   domain: process.env.DOCSMITH_DOMAIN,
   strictDomain: process.env.DOCSMITH_STRICT_DOMAIN,
   modelDomain: process.env.DOCSMITH_MODEL_DOMAIN,
+  wire: process.env.DOCSMITH_WIRE_URL,
 };
 
 export const skip = server.url ? false : 'DOCSMITH_URL is not set (run through go test ./internal/app -run TestAISDKClients)';
@@ -38,3 +41,20 @@ export function recordingFetch(log) {
 
 // The page the citations of the fixture docs point into.
 export const siteURL = 'https://tern.example/docs/';
+
+// MemoryState is a chat state like the framework ones, without a framework.
+export class MemoryState {
+  status = 'ready';
+  error = undefined;
+  messages = [];
+  pushMessage = (m) => {
+    this.messages = this.messages.concat(m);
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (i, m) => {
+    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
+  };
+  snapshot = (v) => structuredClone(v);
+}

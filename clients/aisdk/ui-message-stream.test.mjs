@@ -7,30 +7,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { server, skip, endpoint, headers, recordingFetch, siteURL } from './server.mjs';
+import { server, skip, endpoint, headers, recordingFetch, siteURL, MemoryState } from './server.mjs';
 
 const require = createRequire(import.meta.url);
 
 // The clients under test, by npm alias (package.json).
 const clients = ['ai-v5', 'ai-v6', 'ai-v7'];
 const strictClient = 'ai-v5-0-0';
-
-// MemoryState is a chat state like the framework ones, without a framework.
-class MemoryState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  pushMessage = (m) => {
-    this.messages = this.messages.concat(m);
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
-  };
-  snapshot = (v) => structuredClone(v);
-}
 
 async function newChat(pkg, domain) {
   const { AbstractChat, DefaultChatTransport } = await import(pkg);

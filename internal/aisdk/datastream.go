@@ -1,6 +1,9 @@
 package aisdk
 
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // DataStream writes the AI SDK 4 data stream (the v1 endpoint): one
 // "<code>:<JSON>" part per line (AI SDK 4 data stream protocol). Text blocks have no
@@ -55,10 +58,11 @@ const finishReason = "stop"
 //
 //	f:{"messageId"}
 //	8:[{"threadId"}]
-//	h:{"sourceType":"url","id","url","title"?}
+//	h:{"sourceType":"url","id","url","title"?,"providerMetadata"?}
+//	8:[{"<dataName>":data}]
 //	0:"text"
 //	e:{"finishReason","usage"?,"isContinued":false}
-//	d:{"finishReason","usage"?,"threadId"?}
+//	d:{"finishReason","usage"?,"threadId"?, the caller's members…}
 //	3:"error text"
 //
 // usage is {"promptTokens","completionTokens"}.
@@ -125,7 +129,7 @@ func (s *DataStream) BufferSources(srcs []Source) error { return s.sources(srcs,
 func (s *DataStream) sources(srcs []Source, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
+	if err := s.checkSources(srcs); err != nil {
 		return err
 	}
 	if len(srcs) == 0 {
@@ -140,8 +144,43 @@ func (s *DataStream) sources(srcs []Source, flush bool) error {
 		if src.Title != "" {
 			s.buf = appendStringMember(s.buf, "title", src.Title)
 		}
+		if len(src.ProviderMetadata) > 0 {
+			s.buf = appendJSON(appendKey(s.buf, "providerMetadata"), src.ProviderMetadata)
+		}
 		s.raw("}\n")
 	}
+	if !flush {
+		return s.hold()
+	}
+	return s.flush()
+}
+
+// Data writes the value as a message annotation, 8:[{"<dataName>":value}],
+// where dataName is name in camel case ("answer-status" gives
+// "answerStatus"): the client appends it to message.annotations, which it
+// keeps with the message and sends back with the history. The id has no
+// place in this protocol and is not sent.
+func (s *DataStream) Data(name, _ string, value json.RawMessage) error {
+	return s.data(name, value, true)
+}
+
+// BufferData is Data, held for the next call that writes.
+func (s *DataStream) BufferData(name, _ string, value json.RawMessage) error {
+	return s.data(name, value, false)
+}
+
+// data writes an annotation, now or (flush false) with the next write.
+func (s *DataStream) data(name string, value json.RawMessage, flush bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkData(name, value); err != nil {
+		return err
+	}
+	s.content = true
+	s.part(codeAnnotations)
+	s.raw("[{")
+	s.buf = appendJSON(appendKey(s.buf, camelName(name)), value)
+	s.raw("}]\n")
 	if !flush {
 		return s.hold()
 	}
@@ -221,14 +260,15 @@ func (s *DataStream) Heartbeat() error {
 }
 
 // Finish writes e:{finishReason, usage, isContinued} closing the step Start
-// opened, then d:{finishReason, usage, threadId}. The client drops the
+// opened, then d:{finishReason, usage, threadId, metadata…}. The client drops the
 // threadId key of d: (it reads the annotation written by Start); it is there
-// for raw readers of "the finish event". topLevelThreadID has no meaning in
+// for raw readers of "the finish event", as are the metadata members (send
+// what a client needs as Data too). topLevelThreadID has no meaning in
 // this protocol and is ignored.
-func (s *DataStream) Finish(threadID string, _ bool, usage *Usage) error {
+func (s *DataStream) Finish(threadID string, _ bool, usage *Usage, metadata ...Member) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
+	if err := s.checkFinish(metadata); err != nil {
 		return err
 	}
 	s.closed = true
@@ -242,6 +282,7 @@ func (s *DataStream) Finish(threadID string, _ bool, usage *Usage) error {
 	if threadID != "" {
 		s.buf = appendStringMember(s.buf, "threadId", threadID)
 	}
+	s.buf = appendFinishMetadata(s.buf, metadata)
 	s.raw("}\n")
 	return s.flush()
 }

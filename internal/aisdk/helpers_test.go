@@ -37,6 +37,72 @@ type transcript struct {
 	ErrorText        string
 	Heartbeats       int
 	Done             bool // v2 only: data: [DONE]
+	// Data are the data parts, in order: v2 data-<name> chunks, v1 8:
+	// annotations other than the threadId one. Key is the v1 annotation
+	// key (the v2 name in camel case); ID is v2 only.
+	Data []dataPart
+	// FinishMetadata is what the finish carries beside threadId and usage:
+	// v2 messageMetadata's other members, v1 d:'s other keys, as compact
+	// JSON by key.
+	FinishMetadata map[string]string
+}
+
+// dataPart is one data part as a client keeps it.
+type dataPart struct {
+	Key   string
+	ID    string
+	Value string // compact JSON
+}
+
+// compact returns raw compacted, or raw itself when it is not JSON.
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// camel is the v1 key of a v2 data part name.
+func camel(name string) string {
+	parts := strings.Split(name, "-")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// extraMembers returns obj's members other than skip, compacted.
+func extraMembers(obj map[string]json.RawMessage, skip ...string) map[string]string {
+	var out map[string]string
+	for k, v := range obj {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = compact(v)
+	}
+	return out
+}
+
+// checkProviderMetadataShape is the clients' schema for providerMetadata:
+// an object of objects.
+func checkProviderMetadataShape(raw json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return fmt.Errorf("providerMetadata is not an object: %s", raw)
+	}
+	for k, v := range m {
+		var inner map[string]json.RawMessage
+		if err := json.Unmarshal(v, &inner); err != nil || inner == nil {
+			return fmt.Errorf("providerMetadata %q is not an object: %s", k, v)
+		}
+	}
+	return nil
 }
 
 // do runs the steps in order and stops at the first error.
@@ -53,6 +119,9 @@ func do(steps ...func() error) error {
 // keys as in the strict-schema clients (ai 5.0.0): any other key is fatal
 // there.
 func uiChunkKeys(typ string) (required, optional []string, known bool) {
+	if name, ok := strings.CutPrefix(typ, "data-"); ok && name != "" {
+		return []string{"data"}, []string{"id", "transient"}, true
+	}
 	switch typ {
 	case "start":
 		return nil, []string{"messageId", "messageMetadata"}, true
@@ -139,7 +208,14 @@ func parseUIMessageStream(body string, allowTopLevelThreadID bool) (transcript, 
 			tr.MessageID = str("messageId")
 			tr.ThreadID = metaThread(c["messageMetadata"])
 		case "source-url":
-			tr.Sources = append(tr.Sources, Source{ID: str("sourceId"), URL: str("url"), Title: str("title")})
+			src := Source{ID: str("sourceId"), URL: str("url"), Title: str("title")}
+			if pm, ok := c["providerMetadata"]; ok {
+				if err := checkProviderMetadataShape(pm); err != nil {
+					return tr, err
+				}
+				src.ProviderMetadata = json.RawMessage(compact(pm))
+			}
+			tr.Sources = append(tr.Sources, src)
 		case "text-start":
 			open[str("id")] = true
 		case "text-delta":
@@ -158,6 +234,9 @@ func parseUIMessageStream(body string, allowTopLevelThreadID bool) (transcript, 
 			}
 			tr.Finished = true
 			tr.FinishThreadID = metaThread(c["messageMetadata"])
+			var meta map[string]json.RawMessage
+			_ = json.Unmarshal(c["messageMetadata"], &meta)
+			tr.FinishMetadata = extraMembers(meta, "threadId", "usage")
 			tr.TopLevelThreadID = str("threadId")
 			var m struct {
 				Usage *struct{ InputTokens, OutputTokens, TotalTokens int }
@@ -171,6 +250,10 @@ func parseUIMessageStream(body string, allowTopLevelThreadID bool) (transcript, 
 			}
 		case "error":
 			tr.ErrorText = str("errorText")
+		default:
+			if name, ok := strings.CutPrefix(typ, "data-"); ok {
+				tr.Data = append(tr.Data, dataPart{Key: camel(name), ID: str("id"), Value: compact(c["data"])})
+			}
 		}
 	}
 	return tr, nil
@@ -227,9 +310,22 @@ func parseDataStream(body string, _ bool) (transcript, error) {
 			if !ok {
 				return tr, fmt.Errorf("8: part is not an array: %q", line)
 			}
-			for _, a := range arr {
-				if m, ok := a.(map[string]any); ok {
-					tr.ThreadID, _ = m["threadId"].(string)
+			var items []map[string]json.RawMessage
+			_ = json.Unmarshal([]byte(value), &items)
+			for i, a := range arr {
+				m, ok := a.(map[string]any)
+				if !ok {
+					continue
+				}
+				if id, ok := m["threadId"].(string); ok {
+					tr.ThreadID = id
+					continue
+				}
+				if i >= len(items) {
+					continue
+				}
+				for k, v := range items[i] {
+					tr.Data = append(tr.Data, dataPart{Key: k, Value: compact(v)})
 				}
 			}
 		case "f":
@@ -245,17 +341,31 @@ func parseDataStream(body string, _ bool) (transcript, error) {
 			id, _ := obj["id"].(string)
 			u, _ := obj["url"].(string)
 			title, _ := obj["title"].(string)
-			tr.Sources = append(tr.Sources, Source{ID: id, URL: u, Title: title})
+			src := Source{ID: id, URL: u, Title: title}
+			var raw map[string]json.RawMessage
+			_ = json.Unmarshal([]byte(value), &raw)
+			if pm, ok := raw["providerMetadata"]; ok {
+				if err := checkProviderMetadataShape(pm); err != nil {
+					return tr, err
+				}
+				src.ProviderMetadata = json.RawMessage(compact(pm))
+			}
+			tr.Sources = append(tr.Sources, src)
 		case "e", "d":
 			if _, ok := obj["finishReason"].(string); !isObj || !ok {
 				return tr, fmt.Errorf("%s: part lacks finishReason: %q", code, line)
 			}
 			if code == "d" {
+				var raw map[string]json.RawMessage
+				_ = json.Unmarshal([]byte(value), &raw)
+				tr.FinishMetadata = extraMembers(raw, "finishReason", "usage", "threadId")
 				tr.Finished = true
 				tr.FinishThreadID, _ = obj["threadId"].(string)
 				if u, ok := obj["usage"].(map[string]any); ok {
-					p, _ := u["promptTokens"].(float64)
-					c, _ := u["completionTokens"].(float64)
+					pn, _ := u["promptTokens"].(json.Number)
+					cn, _ := u["completionTokens"].(json.Number)
+					p, _ := pn.Int64()
+					c, _ := cn.Int64()
 					tr.Usage = &Usage{InputTokens: int(p), OutputTokens: int(c)}
 				}
 			}
@@ -266,12 +376,14 @@ func parseDataStream(body string, _ bool) (transcript, error) {
 	return tr, nil
 }
 
-// strictUnmarshal decodes exactly one JSON value.
+// strictUnmarshal decodes exactly one JSON value. Numbers stay as written
+// (JavaScript reads one too large for a float64 as Infinity, no error).
 func strictUnmarshal(b []byte, v any) error {
 	if !json.Valid(b) {
 		return fmt.Errorf("invalid JSON")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	return dec.Decode(v)
 }
 

@@ -1,6 +1,8 @@
 package aisdk
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -87,4 +89,25 @@ func appendStringMember(dst []byte, key, value string) []byte {
 // appendIntMember appends "key":value.
 func appendIntMember(dst []byte, key string, value int) []byte {
 	return strconv.AppendInt(appendKey(dst, key), int64(value), 10)
+}
+
+// appendQuotedKey is appendKey for a key that is the caller's, escaped as
+// a JSON string.
+func appendQuotedKey(dst []byte, key string) []byte {
+	if dst[len(dst)-1] != '{' {
+		dst = append(dst, ',')
+	}
+	return append(appendString(dst, key), ':')
+}
+
+// appendJSON appends raw, a JSON value the caller checked with json.Valid,
+// on one line: both protocols frame by line, so the insignificant white
+// space (which may hold newlines) goes.
+func appendJSON(dst []byte, raw []byte) []byte {
+	b := bytes.NewBuffer(dst)
+	if err := json.Compact(b, raw); err != nil {
+		// Unreachable for valid JSON; keep the frame intact regardless.
+		return append(dst, "null"...)
+	}
+	return b.Bytes()
 }

@@ -20,6 +20,7 @@
 package aisdk
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -33,6 +34,11 @@ type Source struct {
 	ID    string // unique within the message, e.g. "src_1"
 	URL   string
 	Title string // optional; omitted from the wire when empty
+	// ProviderMetadata is optional: a JSON object of objects,
+	// {"<provider>":{…}}, sent as the source's providerMetadata in both
+	// protocols (the clients keep it on the source part). Anything else
+	// is refused, since the clients' schema would reject the stream.
+	ProviderMetadata json.RawMessage
 }
 
 // Usage is the token count of one answer. The data stream carries it as
@@ -84,6 +90,14 @@ type Stream interface {
 	// piece and TextEnd would, in one write: for text that is ready all at
 	// once, such as an answer quoted without a model.
 	Text(id string, pieces ...string) error
+	// Data writes a data part: name (lowercase words joined by hyphens,
+	// such as "answer-status"), an optional id and a JSON value. Each
+	// protocol puts it where its clients keep per-message data: see
+	// [UIMessageStream.Data] and [DataStream.Data]. Like a source, it is
+	// content: Start must come before it.
+	Data(name, id string, value json.RawMessage) error
+	// BufferData is Data held for the next call that writes.
+	BufferData(name, id string, value json.RawMessage) error
 	// Heartbeat writes a keep-alive that every client ignores. Use it while
 	// retrieving so proxies do not time the connection out.
 	Heartbeat() error
@@ -92,8 +106,12 @@ type Stream interface {
 	// topLevelThreadID also adds the top-level "threadId" key to the UI
 	// message stream's finish chunk, which breaks strict-schema clients (ai
 	// 5.0.0–5.0.216, 6.0.0–6.0.230); the data stream ignores the flag. usage
-	// may be nil.
-	Finish(threadID string, topLevelThreadID bool, usage *Usage) error
+	// may be nil. metadata adds the caller's members to the finish
+	// metadata (v2 messageMetadata, beside threadId and usage; v1 the d:
+	// part, which the client drops, so a v1 client needs the value as a
+	// Data annotation too); the keys threadId, usage and finishReason are
+	// the encoders' own and refused.
+	Finish(threadID string, topLevelThreadID bool, usage *Usage, metadata ...Member) error
 	// Error reports a failure in-band and ends the stream. The client shows
 	// message to the user, so it must not carry internal details. If nothing
 	// was written yet, prefer an HTTP error status (see Started).
@@ -109,6 +127,12 @@ var ErrClosed = errors.New("aisdk: stream already finished")
 // not allow (a delta for a text block that is not open, Start twice, …).
 // Nothing is written for such a call.
 var ErrSequence = errors.New("aisdk: call out of sequence")
+
+// ErrInvalid is wrapped by errors about values no client would accept (a
+// data part name that is not a plain word, JSON that does not parse,
+// provider metadata of the wrong shape, a reserved finish metadata key).
+// Nothing is written for such a call.
+var ErrInvalid = errors.New("aisdk: invalid value")
 
 // defaultErrorText replaces an empty error message: the clients show the
 // text as the error, and the SDK's own servers use this wording.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,17 @@ func docsSources() []Source {
 	return []Source{
 		{ID: "src_1", URL: "https://docs.example.com/quickstart", Title: "Quickstart"},
 		{ID: "src_2", URL: "https://docs.example.com/deploy", Title: "Deploying your site"},
+	}
+}
+
+// quotedSources are citations that carry a quote and a page path in their
+// provider metadata, the second written with white space that must go.
+func quotedSources() []Source {
+	return []Source{
+		{ID: "src_1", URL: "https://docs.example.com/deploy#cli", Title: "Deploy › CLI",
+			ProviderMetadata: json.RawMessage(`{"example":{"quote":"Run acme deploy from the project root.","path":"deploy"}}`)},
+		{ID: "src_2", URL: "https://docs.example.com/limits", Title: "Limits",
+			ProviderMetadata: json.RawMessage(`{"example":{"quote":"Builds time out after 10 minutes.","path":"limits"}}`)},
 	}
 }
 
@@ -84,6 +96,44 @@ func goldenCases() []goldenCase {
 			want: transcript{
 				MessageID: messageID, ThreadID: threadID, Sources: docsSources()[:1],
 				Text: "To deploy, ", ErrorText: "Retrieval backend unavailable",
+			},
+		},
+		{
+			// Sources with provider metadata, a status decided before the
+			// text, a data part per checked sentence while the text
+			// streams, and the status again in the finish metadata.
+			name: "data_parts",
+			run: func(s Stream, _ bool) error {
+				status := json.RawMessage(`{"status":"partial","note":"Only part of it is covered.","missing":["Datadog"]}`)
+				return do(
+					func() error { return s.Start(messageID, threadID) },
+					func() error { return s.Sources(quotedSources()) },
+					func() error { return s.Data("answer-status", "answer-status", status) },
+					func() error { return s.TextStart("txt_0") },
+					func() error { return s.TextDelta("txt_0", "Run `acme deploy` [1]. ") },
+					func() error {
+						return s.BufferData("grounding", "g_0", json.RawMessage(`{"textId":"txt_0","start":0,"end":22,"sources":["src_1"],"supported":true}`))
+					},
+					func() error { return s.TextDelta("txt_0", "It takes 42 seconds [2].") },
+					func() error {
+						return s.Data("grounding", "g_1", json.RawMessage("{\n \"textId\": \"txt_0\", \"start\": 23, \"end\": 47,\n \"sources\": [\"src_2\"], \"supported\": false, \"missing\": [\"42\"]\n}"))
+					},
+					func() error { return s.TextEnd("txt_0") },
+					func() error {
+						return s.Finish(threadID, false, nil, Member{Key: "answerStatus", Value: status})
+					},
+				)
+			},
+			want: transcript{
+				MessageID: messageID, ThreadID: threadID, Sources: quotedSources(),
+				Text: "Run `acme deploy` [1]. It takes 42 seconds [2].",
+				Data: []dataPart{
+					{Key: "answerStatus", ID: "answer-status", Value: `{"status":"partial","note":"Only part of it is covered.","missing":["Datadog"]}`},
+					{Key: "grounding", ID: "g_0", Value: `{"textId":"txt_0","start":0,"end":22,"sources":["src_1"],"supported":true}`},
+					{Key: "grounding", ID: "g_1", Value: `{"textId":"txt_0","start":23,"end":47,"sources":["src_2"],"supported":false,"missing":["42"]}`},
+				},
+				Finished: true, FinishThreadID: threadID,
+				FinishMetadata: map[string]string{"answerStatus": `{"status":"partial","note":"Only part of it is covered.","missing":["Datadog"]}`},
 			},
 		},
 		{
@@ -192,6 +242,10 @@ func TestGolden(t *testing.T) {
 					tr.Done = false
 				} else {
 					wantTr.TopLevelThreadID = ""
+					wantTr.Data = slices.Clone(wantTr.Data)
+					for i := range wantTr.Data {
+						wantTr.Data[i].ID = "" // no ids in v1
+					}
 				}
 				if !reflect.DeepEqual(tr, wantTr) {
 					t.Errorf("transcript\ngot  %+v\nwant %+v", tr, wantTr)
@@ -384,7 +438,7 @@ func TestRoundTrip(t *testing.T) {
 				if tr.Text != tc.want+tc.want {
 					t.Errorf("text %q, want %q", tr.Text, tc.want+tc.want)
 				}
-				if want := (Source{ID: tc.want, URL: tc.want, Title: tc.want}); len(tr.Sources) != 1 || tr.Sources[0] != want {
+				if want := (Source{ID: tc.want, URL: tc.want, Title: tc.want}); len(tr.Sources) != 1 || !reflect.DeepEqual(tr.Sources[0], want) {
 					t.Errorf("sources %q, want [%q]", tr.Sources, want)
 				}
 				if tr.ThreadID != tc.want || tr.FinishThreadID != tc.want {
@@ -508,6 +562,36 @@ func TestSequence(t *testing.T) {
 		{"buffered delta before text-start", nil, func(s Stream) error { return s.BufferTextDelta("t", "x") }, ErrSequence},
 		{"buffered delta after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.BufferTextDelta("t", "x") }, ErrClosed},
 		{"flush after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.Flush() }, ErrClosed},
+		{"start after data", func(s Stream) error { return s.Data("x", "", json.RawMessage(`1`)) }, func(s Stream) error { return s.Start("m", "t") }, ErrSequence},
+		{"data after finish", func(s Stream) error { return s.Finish("t", false, nil) }, func(s Stream) error { return s.Data("x", "", json.RawMessage(`1`)) }, ErrClosed},
+		{"data with an empty name", nil, func(s Stream) error { return s.Data("", "", json.RawMessage(`1`)) }, ErrInvalid},
+		{"data with an upper-case name", nil, func(s Stream) error { return s.Data("answerStatus", "", json.RawMessage(`1`)) }, ErrInvalid},
+		{"data with a name that is not a word", nil, func(s Stream) error { return s.Data("a\"b", "", json.RawMessage(`1`)) }, ErrInvalid},
+		{"data with a doubled hyphen", nil, func(s Stream) error { return s.Data("a--b", "", json.RawMessage(`1`)) }, ErrInvalid},
+		{"data with a trailing hyphen", nil, func(s Stream) error { return s.BufferData("a-", "", json.RawMessage(`1`)) }, ErrInvalid},
+		{"data that is not JSON", nil, func(s Stream) error { return s.Data("x", "", json.RawMessage(`{"a":`)) }, ErrInvalid},
+		{"data with no value", nil, func(s Stream) error { return s.Data("x", "", nil) }, ErrInvalid},
+		{"provider metadata not an object", nil, func(s Stream) error {
+			return s.Sources([]Source{{ID: "s", URL: "u", ProviderMetadata: json.RawMessage(`["x"]`)}})
+		}, ErrInvalid},
+		{"provider metadata of a string", nil, func(s Stream) error {
+			return s.Sources([]Source{{ID: "s", URL: "u"}, {ID: "t", URL: "u", ProviderMetadata: json.RawMessage(`{"example":"x"}`)}})
+		}, ErrInvalid},
+		{"provider metadata of null", nil, func(s Stream) error {
+			return s.BufferSources([]Source{{ID: "s", URL: "u", ProviderMetadata: json.RawMessage(`{"example":null}`)}})
+		}, ErrInvalid},
+		{"finish metadata with a reserved key", nil, func(s Stream) error {
+			return s.Finish("t", false, nil, Member{Key: "threadId", Value: json.RawMessage(`"x"`)})
+		}, ErrInvalid},
+		{"finish metadata key twice", nil, func(s Stream) error {
+			return s.Finish("t", false, nil, Member{Key: "a", Value: json.RawMessage(`1`)}, Member{Key: "a", Value: json.RawMessage(`2`)})
+		}, ErrInvalid},
+		{"finish metadata without a key", nil, func(s Stream) error {
+			return s.Finish("t", false, nil, Member{Value: json.RawMessage(`1`)})
+		}, ErrInvalid},
+		{"finish metadata not JSON", nil, func(s Stream) error {
+			return s.Finish("t", false, nil, Member{Key: "a", Value: json.RawMessage(`nope`)})
+		}, ErrInvalid},
 	}
 	for _, p := range protocols() {
 		for _, tc := range tests {

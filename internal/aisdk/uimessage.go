@@ -1,6 +1,9 @@
 package aisdk
 
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // UIMessageStream writes the AI SDK 5+ UI message stream (the v2 endpoint):
 // Server-Sent Events, one "data: <JSON chunk>" per event, "data: [DONE]" at
@@ -39,7 +42,8 @@ func NewUIMessageStream(w http.ResponseWriter) *UIMessageStream {
 //
 //	{"type":"start","messageId"?,"messageMetadata"?}
 //	{"type":"start-step"}
-//	{"type":"source-url","sourceId","url","title"?}
+//	{"type":"source-url","sourceId","url","title"?,"providerMetadata"?}
+//	{"type":"data-<name>","id"?,"data"}
 //	{"type":"text-start","id"}
 //	{"type":"text-delta","id","delta"}
 //	{"type":"text-end","id"}
@@ -47,8 +51,8 @@ func NewUIMessageStream(w http.ResponseWriter) *UIMessageStream {
 //	{"type":"finish","messageMetadata"?,"threadId"?}
 //	{"type":"error","errorText"}
 //
-// messageMetadata is {"threadId"?,"usage"?}, and usage is
-// {"inputTokens","outputTokens","totalTokens"}.
+// messageMetadata is {"threadId"?,"usage"?, the caller's members…}, and
+// usage is {"inputTokens","outputTokens","totalTokens"}.
 
 // chunk begins the event of a chunk of type typ (a constant name), whose
 // other members the caller appends before endChunk.
@@ -83,8 +87,8 @@ func (s *UIMessageStream) delta(id, delta string) {
 }
 
 // metadata appends the messageMetadata member, if there is anything in it.
-func (s *UIMessageStream) metadata(threadID string, usage *Usage) {
-	if threadID == "" && usage == nil {
+func (s *UIMessageStream) metadata(threadID string, usage *Usage, extra []Member) {
+	if threadID == "" && usage == nil && len(extra) == 0 {
 		return
 	}
 	s.buf = append(appendKey(s.buf, "messageMetadata"), '{')
@@ -98,7 +102,7 @@ func (s *UIMessageStream) metadata(threadID string, usage *Usage) {
 		s.buf = appendIntMember(s.buf, "totalTokens", usage.InputTokens+usage.OutputTokens)
 		s.buf = append(s.buf, '}')
 	}
-	s.buf = append(s.buf, '}')
+	s.buf = append(appendFinishMetadata(s.buf, extra), '}')
 }
 
 // done appends the end-of-stream marker.
@@ -118,7 +122,7 @@ func (s *UIMessageStream) Start(messageID, threadID string) error {
 	if messageID != "" {
 		s.buf = appendStringMember(s.buf, "messageId", messageID)
 	}
-	s.metadata(threadID, nil)
+	s.metadata(threadID, nil, nil)
 	s.endChunk()
 	s.bare("start-step")
 	return s.flush()
@@ -134,7 +138,7 @@ func (s *UIMessageStream) BufferSources(srcs []Source) error { return s.sources(
 func (s *UIMessageStream) sources(srcs []Source, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
+	if err := s.checkSources(srcs); err != nil {
 		return err
 	}
 	if len(srcs) == 0 {
@@ -148,8 +152,45 @@ func (s *UIMessageStream) sources(srcs []Source, flush bool) error {
 		if src.Title != "" {
 			s.buf = appendStringMember(s.buf, "title", src.Title)
 		}
+		if len(src.ProviderMetadata) > 0 {
+			s.buf = appendJSON(appendKey(s.buf, "providerMetadata"), src.ProviderMetadata)
+		}
 		s.endChunk()
 	}
+	if !flush {
+		return s.hold()
+	}
+	return s.flush()
+}
+
+// Data writes a data-<name> chunk, {"type":"data-<name>","id"?,"data"}:
+// the client adds it to message.parts (a later one with the same name and
+// id replaces it) and calls onData. Every client from ai 5.0.0 accepts it.
+func (s *UIMessageStream) Data(name, id string, value json.RawMessage) error {
+	return s.data(name, id, value, true)
+}
+
+// BufferData is Data, held for the next call that writes.
+func (s *UIMessageStream) BufferData(name, id string, value json.RawMessage) error {
+	return s.data(name, id, value, false)
+}
+
+// data writes a data chunk, now or (flush false) with the next write.
+func (s *UIMessageStream) data(name, id string, value json.RawMessage, flush bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkData(name, value); err != nil {
+		return err
+	}
+	s.content = true
+	s.raw(`data: {"type":"data-`)
+	s.raw(name)
+	s.raw(`"`)
+	if id != "" {
+		s.buf = appendStringMember(s.buf, "id", id)
+	}
+	s.buf = appendJSON(appendKey(s.buf, "data"), value)
+	s.endChunk()
 	if !flush {
 		return s.hold()
 	}
@@ -235,12 +276,12 @@ func (s *UIMessageStream) Heartbeat() error {
 }
 
 // Finish writes text-end for each open block, finish-step (after a Start),
-// the finish chunk with messageMetadata {threadId, usage} and no
+// the finish chunk with messageMetadata {threadId, usage, metadata…} and no
 // finishReason, then "data: [DONE]".
-func (s *UIMessageStream) Finish(threadID string, topLevelThreadID bool, usage *Usage) error {
+func (s *UIMessageStream) Finish(threadID string, topLevelThreadID bool, usage *Usage, metadata ...Member) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
+	if err := s.checkFinish(metadata); err != nil {
 		return err
 	}
 	s.closed = true
@@ -253,7 +294,7 @@ func (s *UIMessageStream) Finish(threadID string, topLevelThreadID bool, usage *
 		s.step = false
 	}
 	s.chunk("finish")
-	s.metadata(threadID, usage)
+	s.metadata(threadID, usage, metadata)
 	if topLevelThreadID && threadID != "" {
 		s.buf = appendStringMember(s.buf, "threadId", threadID)
 	}

@@ -22,11 +22,21 @@ const (
 )
 
 // Conversation statuses: a conversation is not covered when any of its
-// turns was answered "not covered".
+// turns was answered "not covered", else partial when any was partial.
 const (
 	StatusAnswered   = "answered"
+	StatusPartial    = "partial"
 	StatusNotCovered = "not_covered"
 )
+
+// checkStatus refuses a status filter other than the three.
+func checkStatus(s string) error {
+	switch s {
+	case "", StatusAnswered, StatusPartial, StatusNotCovered:
+		return nil
+	}
+	return apperr.New(apperr.Invalid, "status %q must be answered, partial or not_covered", s)
+}
 
 // Feedback filters of the conversation list besides the two ratings.
 const (
@@ -36,12 +46,16 @@ const (
 
 // TurnRecord is one question of a thread with its answer and feedback.
 type TurnRecord struct {
-	ThreadID   string
-	Seq        int
-	MessageID  string
-	Question   string
-	Answer     string
-	Status     string
+	ThreadID  string
+	Seq       int
+	MessageID string
+	Question  string
+	Answer    string
+	Status    string
+	// Note says what the docs did not cover of a partial or not covered
+	// answer; Missing are the names it was about.
+	Note       string
+	Missing    []string
 	Sources    []assistant.TurnSource
 	CreatedAt  time.Time
 	Rating     string // "", up or down
@@ -76,8 +90,9 @@ type ThreadQuery struct {
 	// From and To bound the thread's start: From <= created_at < To; zero
 	// values leave that side open.
 	From, To time.Time
-	// Status keeps threads with (not_covered) or without (answered) a turn
-	// answered "not covered"; "" keeps all.
+	// Status keeps threads with a turn answered "not covered"
+	// (not_covered), else with a partial one (partial), or with neither
+	// (answered); "" keeps all.
 	Status string
 	// Feedback keeps threads with a turn rated up or down, or with no
 	// rating at all (none); "" keeps all.

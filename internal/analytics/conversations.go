@@ -17,7 +17,8 @@ type Conversation struct {
 	CreatedAt     time.Time `json:"createdAt"`
 	UpdatedAt     time.Time `json:"updatedAt"`
 	Turns         int       `json:"turns"`
-	// Status is answered, or not_covered when any turn was.
+	// Status is not_covered when any turn was, else partial when any turn
+	// was, else answered.
 	Status string `json:"status"`
 	// Feedback is down when any turn was rated down, else up when any was
 	// rated up, else "".
@@ -43,10 +44,8 @@ type ConversationFilter struct {
 
 // CheckFilter refuses unknown status and feedback values.
 func CheckFilter(f ConversationFilter) error {
-	switch f.Status {
-	case "", StatusAnswered, StatusNotCovered:
-	default:
-		return apperr.New(apperr.Invalid, "status %q must be answered or not_covered", f.Status)
+	if err := checkStatus(f.Status); err != nil {
+		return err
 	}
 	switch f.Feedback {
 	case FeedbackAny, FeedbackNone, RatingUp, RatingDown:
@@ -99,8 +98,8 @@ func summarize(t assistant.Thread, turns []TurnRecord) Conversation {
 		if i == 0 {
 			c.FirstQuestion = turn.Question
 		}
-		if turn.Status == assistant.TurnNotCovered {
-			c.Status = StatusNotCovered
+		if s := turnStatus(turn.Status); s == StatusNotCovered || s == StatusPartial && c.Status == StatusAnswered {
+			c.Status = s
 		}
 		switch {
 		case turn.Rating == RatingDown:

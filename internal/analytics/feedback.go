@@ -53,10 +53,8 @@ func CheckFeedbackFilter(f FeedbackFilter) error {
 	default:
 		return apperr.New(apperr.Invalid, "rating %q must be up or down", f.Rating)
 	}
-	switch f.Status {
-	case "", StatusAnswered, StatusNotCovered:
-	default:
-		return apperr.New(apperr.Invalid, "status %q must be answered or not_covered", f.Status)
+	if err := checkStatus(f.Status); err != nil {
+		return err
 	}
 	switch f.Source {
 	case "", SourceAssistant, SourceMCP:
@@ -120,8 +118,11 @@ func (s *Service) Feedback(ctx context.Context, domain string, f FeedbackFilter)
 
 // turnStatus is the conversation status a turn's status counts as.
 func turnStatus(s string) string {
-	if s == assistant.TurnNotCovered {
+	switch s {
+	case assistant.TurnNotCovered:
 		return StatusNotCovered
+	case assistant.TurnPartial:
+		return StatusPartial
 	}
 	return StatusAnswered
 }

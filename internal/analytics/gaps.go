@@ -14,6 +14,7 @@ import (
 // Why a question counts toward a content gap.
 const (
 	ReasonNotCovered = "not_covered"   // the assistant found nothing relevant
+	ReasonPartial    = "partial"       // the docs covered part of the question
 	ReasonLowScore   = "low_retrieval" // answered, but from a weak match
 	ReasonDownvoted  = "downvoted"     // the reader rated the answer down
 )
@@ -31,6 +32,7 @@ type Gap struct {
 	TopPage    string        `json:"topPage,omitempty"`
 	Count      int           `json:"count"`
 	NotCovered int           `json:"notCovered"`
+	Partial    int           `json:"partial"`
 	LowScore   int           `json:"lowRetrieval"`
 	Downvoted  int           `json:"downvoted"`
 	LastAsked  time.Time     `json:"lastAsked"`
@@ -132,6 +134,8 @@ func reasonsFor(t TurnRecord, lowScore float64) []string {
 	switch {
 	case t.Status == assistant.TurnNotCovered:
 		rs = append(rs, ReasonNotCovered)
+	case t.Status == assistant.TurnPartial:
+		rs = append(rs, ReasonPartial)
 	case t.Status == assistant.TurnAnswered && t.TopScore() < lowScore:
 		rs = append(rs, ReasonLowScore)
 	}
@@ -294,6 +298,8 @@ func makeGap(qs []flagged, members []int) Gap {
 			switch r {
 			case ReasonNotCovered:
 				g.NotCovered++
+			case ReasonPartial:
+				g.Partial++
 			case ReasonLowScore:
 				g.LowScore++
 			case ReasonDownvoted:

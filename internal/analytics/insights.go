@@ -11,7 +11,11 @@ import (
 
 // Insights sums up a domain's questions over a range.
 type Insights struct {
-	Questions  int `json:"questions"`
+	Questions int `json:"questions"`
+	// Answered, Partial and NotCovered count the answers by status (a
+	// failed or canceled answer is in none).
+	Answered   int `json:"answered"`
+	Partial    int `json:"partial"`
 	NotCovered int `json:"notCovered"`
 	// NotCoveredShare is NotCovered / Questions (0 without questions).
 	NotCoveredShare float64    `json:"notCoveredShare"`
@@ -29,6 +33,7 @@ type Insights struct {
 type DayCount struct {
 	Day        string `json:"day"` // YYYY-MM-DD
 	Questions  int    `json:"questions"`
+	Partial    int    `json:"partial"`
 	NotCovered int    `json:"notCovered"`
 }
 
@@ -68,7 +73,13 @@ func computeInsights(turns []TurnRecord) Insights {
 			days[day] = d
 		}
 		d.Questions++
-		if t.Status == assistant.TurnNotCovered {
+		switch t.Status {
+		case assistant.TurnAnswered:
+			in.Answered++
+		case assistant.TurnPartial:
+			in.Partial++
+			d.Partial++
+		case assistant.TurnNotCovered:
 			in.NotCovered++
 			d.NotCovered++
 		}

@@ -19,8 +19,9 @@ const clientsDir = "../../clients/aisdk"
 
 // TestAISDKClients runs the real Vercel AI SDK chat clients (ai 4, 5, 6, 7
 // and the strict-era 5.0.0, installed by 'make test' with npm ci) against a
-// real server: the Node tests in clients/aisdk get its URL and key from the
-// environment. Without Node or the installed packages the test is skipped,
+// real server, and against a server that streams an answer with a status,
+// grounding and quoted sources (wireServer): the Node tests in clients/aisdk
+// get the URLs and key from the environment. Without Node or the installed packages the test is skipped,
 // except in CI (CI=true), where it fails.
 func TestAISDKClients(t *testing.T) {
 	t.Parallel()
@@ -57,6 +58,8 @@ func TestAISDKClients(t *testing.T) {
 		s.cli("index", d.id)
 	}
 
+	wire := wireServer(t)
+
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	args := []string{"--test", "--test-reporter=spec"}
@@ -75,6 +78,7 @@ func TestAISDKClients(t *testing.T) {
 		"DOCSMITH_DOMAIN=tern",
 		"DOCSMITH_STRICT_DOMAIN=tern-strict",
 		"DOCSMITH_MODEL_DOMAIN=tern-model",
+		"DOCSMITH_WIRE_URL="+wire.URL,
 		"NO_COLOR=1",
 	)
 	out, err := cmd.CombinedOutput()

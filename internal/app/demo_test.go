@@ -137,14 +137,14 @@ func TestDemoPageInBrowser(t *testing.T) {
 	if len(run.Examples) != 3 || !strings.Contains(run.Text, "brew install quill") {
 		t.Errorf("examples %q, answer %q", run.Examples, run.Text)
 	}
-	if len(run.Sources) == 0 || run.Sources[0] != base+"/demo/guides/install" {
+	if len(run.Sources) == 0 || pageOf(run.Sources[0]) != base+"/demo/guides/install" {
 		t.Errorf("sources %q, want the demo site's install page first", run.Sources)
 	}
 	if run.FocusAfterClose != "launcher" {
 		t.Errorf("after closing, the focus is on %q, want the launcher it was opened from", run.FocusAfterClose)
 	}
 	// docsmith.open(question), as a site's search box would call it.
-	if run.APIQuestion != "How do I change the theme?" || len(run.APISources) == 0 || run.APISources[0] != base+"/demo/guides/themes" {
+	if run.APIQuestion != "How do I change the theme?" || len(run.APISources) == 0 || pageOf(run.APISources[0]) != base+"/demo/guides/themes" {
 		t.Errorf("docsmith.open(question): asked %q, sources %q", run.APIQuestion, run.APISources)
 	}
 }

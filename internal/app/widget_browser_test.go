@@ -239,7 +239,7 @@ func TestWidgetInBrowser(t *testing.T) {
 	if first.Error != "" || !strings.Contains(first.Text, ".ternignore") || !first.StopSeen || first.FirstTokenMs == nil {
 		t.Errorf("first answer: %+v", first)
 	}
-	if len(first.Sources) == 0 || first.Sources[0].Href != "https://tern.example/docs/guides/sync" {
+	if len(first.Sources) == 0 || pageOf(first.Sources[0].Href) != "https://tern.example/docs/guides/sync" {
 		t.Errorf("first answer's sources %+v", first.Sources)
 	}
 	if len(first.Citations) == 0 || first.Citations[0].N != "1" || first.Citations[0].Href != first.Sources[0].Href {
@@ -296,10 +296,10 @@ func TestWidgetInBrowser(t *testing.T) {
 	}
 	// The context steers retrieval: the selection is about schedules, the
 	// code about ignore patterns.
-	if len(run.Selection.Sources) == 0 || run.Selection.Sources[0].Href != "https://tern.example/docs/guides/schedules" {
+	if len(run.Selection.Sources) == 0 || pageOf(run.Selection.Sources[0].Href) != "https://tern.example/docs/guides/schedules" {
 		t.Errorf("selection answer sources %+v", run.Selection.Sources)
 	}
-	if len(run.Code.Sources) == 0 || run.Code.Sources[0].Href != "https://tern.example/docs/guides/sync" {
+	if len(run.Code.Sources) == 0 || pageOf(run.Code.Sources[0].Href) != "https://tern.example/docs/guides/sync" {
 		t.Errorf("code answer sources %+v", run.Code.Sources)
 	}
 

@@ -20,7 +20,10 @@ import (
 const (
 	notCoveredText = "The documentation does not cover this. I found no passage about it, so I cannot answer from the docs; " +
 		"try other words, or ask about something the documentation describes."
-	failedText = "The assistant could not answer this time. Please try again in a moment."
+	// notMentionedText follows the note that names what the docs do not
+	// mention.
+	notMentionedText = "So I cannot answer this from the documentation; ask about something it describes."
+	failedText       = "The assistant could not answer this time. Please try again in a moment."
 	// notIndexedText says why a domain whose index was never built answers
 	// nothing, and what its administrator runs to build it.
 	notIndexedText = "This assistant has no index of the documentation yet, so it cannot answer from the docs. " +
@@ -148,16 +151,23 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 		}
 	}
 	extractive := isExtractive(a.domain.Model) || budgetNote != ""
-	if extractive {
-		// Without a model to judge them, passages that share none of the
-		// question's key terms are not quoted as if they answered it.
-		ps = a.onTopic(ctx, ps)
+	var v verdict
+	if extractive || len(ps) == 0 {
+		// Without a model to judge them, passages that do not bear on the
+		// question are not quoted as if they answered it, and a question
+		// about what the docs never mention says so.
+		v = a.status(ctx, ps)
+		ps = v.kept
+		t.StatusNote, t.Missing = v.note, v.missing
 	}
 	var usage *Usage
 	switch {
 	case len(ps) == 0:
 		beat.stop()
 		text := notCoveredText
+		if v.note != "" {
+			text = v.note + " " + notMentionedText
+		}
 		t.Status = TurnNotCovered
 		if !a.svc.indexed(ctx, a.domain.ID) {
 			text = fmt.Sprintf(notIndexedText, a.domain.ID, a.domain.ID)
@@ -172,18 +182,25 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 		}
 	case extractive:
 		beat.stop()
-		ps = bestPassages(ps)
+		ps, answer, pieces := a.extractive(ctx, ps)
 		t.Sources = turnSources(ps)
 		// The citations go out with the quoted text, in one write.
 		if err := st.BufferSources(sources(ps, a.req.Question())); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 		t.Status = TurnAnswered
+		if v.status == TurnPartial {
+			t.Status = TurnPartial
+		}
 		if err := st.Status(answerStatus(t)); err != nil {
 			return a.fail(ctx, st, t, err)
 		}
 		t.FirstTextTime = time.Since(a.started)
-		answer, pieces := extractiveText(ps, a.req.Question())
+		if t.Status == TurnPartial {
+			// The note comes first, as the budget's does.
+			answer = v.note + "\n\n" + answer
+			pieces = append([]string{v.note + "\n\n"}, pieces...)
+		}
 		if budgetNote != "" {
 			answer = budgetNote + "\n\n" + answer
 			pieces = append([]string{budgetNote + "\n\n"}, pieces...)

@@ -67,7 +67,7 @@ func TestExcerptKeepsBlocksWhole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			q := excerpt(markdownSection, queryWords(tt.question), maxExtractiveChars)
+			q := excerpt(markdownSection, newTermSet(tt.question), maxExtractiveChars)
 			got := quoted(q)
 			lines := strings.Split(got, "\n")
 			at := 0

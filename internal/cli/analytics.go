@@ -27,11 +27,11 @@ func analyticsCommand(ctx context.Context, sub string, args []string, env Env) e
 	fs.IntVar(&limit, "limit", 0, "at most this many rows (0: all)")
 	switch sub {
 	case "conversations":
-		fs.StringVar(&status, "status", "", "answered or not_covered")
+		fs.StringVar(&status, "status", "", "answered, partial or not_covered")
 		fs.StringVar(&feedback, "feedback", "", "up, down or none")
 	case "feedback":
 		fs.StringVar(&rating, "rating", "", "up or down")
-		fs.StringVar(&status, "status", "", "answered or not_covered (ratings of answers only)")
+		fs.StringVar(&status, "status", "", "answered, partial or not_covered (ratings of answers only)")
 		fs.StringVar(&source, "source", "", "assistant (readers' ratings of answers) or mcp (agents' ratings of pages)")
 	}
 	if _, err := parse(fs, args); err != nil {

@@ -45,6 +45,8 @@ var funcs = template.FuncMap{
 		switch r {
 		case "not_covered":
 			return "not covered"
+		case "partial":
+			return "partly covered"
 		case "low_retrieval":
 			return "weak match"
 		case "downvoted":
@@ -66,6 +68,11 @@ var funcs = template.FuncMap{
 		}
 		return d.Round(100 * time.Millisecond).String()
 	},
-	"secs":   func(d time.Duration) string { return d.Round(time.Second).String() },
-	"status": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+	"secs": func(d time.Duration) string { return d.Round(time.Second).String() },
+	"status": func(s string) string {
+		if s == "partial" {
+			return "partly covered"
+		}
+		return strings.ReplaceAll(s, "_", " ")
+	},
 }

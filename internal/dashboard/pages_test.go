@@ -604,3 +604,45 @@ func TestSettingsShowSpend(t *testing.T) {
 		t.Fatalf("settings lack the spent budget of tern:\n%s", s.body)
 	}
 }
+
+// TestPartialAnswerPages shows an answer the docs covered in part: its
+// status and note in the transcript, the conversation filter, the insights
+// count and the gap it feeds.
+func TestPartialAnswerPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	ctx := t.Context()
+	at := f.now().Add(time.Hour)
+	if err := f.store.CreateThread(ctx, assistant.Thread{ID: "thr_part", Domain: "tern", OrgID: "acme", FP: "anonymous", CreatedAt: at, UpdatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.AddTurn(ctx, assistant.Turn{ThreadID: "thr_part", MessageID: "thr_part_m1", FP: "anonymous",
+		Question: "Can I sync a folder to Dropbox?", Answer: "The docs don't mention Dropbox. Here is what they say about the rest of your question.",
+		Sources: []assistant.TurnSource{{ID: "src_1", URL: "https://tern.example/docs/sync", Title: "Sync folders", Path: "sync", Score: 0.9}},
+		Model:   "extractive", Status: assistant.TurnPartial, StatusNote: "The docs don't mention Dropbox.", Missing: []string{"Dropbox"}, CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	for path, has := range map[string][]string{
+		"/ui/domains/tern/conversations/thr_part":       {`<span class="badge c-partial">partly covered</span>`, `<p class="note c-partial">The docs don&#39;t mention Dropbox.</p>`},
+		"/ui/domains/tern/conversations?status=partial": {"sync a folder to Dropbox"},
+		"/ui/domains/tern/insights":                     {">1</span> partly covered", ">1</span> answered"},
+		"/ui/domains/tern/gaps":                         {"1 partly covered", "Dropbox"},
+	} {
+		p := b.get(path)
+		if p.status != http.StatusOK {
+			t.Errorf("GET %s: %d", path, p.status)
+			continue
+		}
+		for _, want := range has {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("GET %s lacks %q", path, want)
+			}
+		}
+	}
+	if p := b.get("/ui/domains/tern/conversations?status=partial"); strings.Contains(p.body, "rotate webhook secrets") {
+		t.Error("the partial filter shows a conversation that was not covered")
+	}
+}

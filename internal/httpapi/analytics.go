@@ -103,6 +103,8 @@ type transcriptTurnJSON struct {
 	Question  string                 `json:"question"`
 	Answer    string                 `json:"answer"`
 	Status    string                 `json:"status"`
+	Note      string                 `json:"note,omitempty"`
+	Missing   []string               `json:"missing,omitempty"`
 	Sources   []assistant.TurnSource `json:"sources"`
 	Rating    *string                `json:"rating"`
 	Comment   *string                `json:"comment"`
@@ -125,7 +127,7 @@ func (s *Server) analyticsTranscript(w http.ResponseWriter, r *http.Request) err
 			src = []assistant.TurnSource{}
 		}
 		out.Messages = append(out.Messages, transcriptTurnJSON{
-			Seq: t.Seq, MessageID: t.MessageID, Question: t.Question, Answer: t.Answer, Status: t.Status, Sources: src,
+			Seq: t.Seq, MessageID: t.MessageID, Question: t.Question, Answer: t.Answer, Status: t.Status, Note: t.Note, Missing: t.Missing, Sources: src,
 			Rating: stringOrNull(t.Rating), Comment: stringOrNull(t.Comment), CreatedAt: formatTime(t.CreatedAt),
 		})
 	}

@@ -163,3 +163,23 @@ func TestWordsAreWholeStemmedWords(t *testing.T) {
 		t.Fatalf("Words = %q, want %q", got, want)
 	}
 }
+
+func TestStopWord(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		lang, word string
+		want       bool
+	}{
+		{"en", "The", true},
+		{"en", "doesn", true},
+		{"en", "webhook", false},
+		{"fr", "le", true},
+		{"fr", "the", true},
+		{"en", "le", false},
+	}
+	for _, tc := range tests {
+		if got := StopWord(tc.lang, tc.word); got != tc.want {
+			t.Errorf("StopWord(%q, %q) = %v, want %v", tc.lang, tc.word, got, tc.want)
+		}
+	}
+}

@@ -63,6 +63,7 @@ WHERE `+strings.Join(where, " AND ")+` ORDER BY t.created_at DESC, t.id DESC LIM
 // the same text as in the SQLite store.
 func threadFilters(status, feedback string) []string {
 	const notCovered = `EXISTS (SELECT 1 FROM thread_turns x WHERE x.thread_id = t.id AND x.status = 'not_covered')`
+	const partial = `EXISTS (SELECT 1 FROM thread_turns x WHERE x.thread_id = t.id AND x.status = 'partial')`
 	rated := func(r string) string {
 		return `EXISTS (SELECT 1 FROM thread_turns f WHERE f.thread_id = t.id AND f.rating = '` + r + `')`
 	}
@@ -70,8 +71,10 @@ func threadFilters(status, feedback string) []string {
 	switch status {
 	case analytics.StatusNotCovered:
 		w = append(w, notCovered)
+	case analytics.StatusPartial:
+		w = append(w, partial, "NOT "+notCovered)
 	case analytics.StatusAnswered:
-		w = append(w, "NOT "+notCovered)
+		w = append(w, "NOT "+notCovered, "NOT "+partial)
 	}
 	switch feedback {
 	case analytics.RatingDown:
@@ -84,7 +87,7 @@ func threadFilters(status, feedback string) []string {
 	return w
 }
 
-const turnRecordColumns = `tt.thread_id, tt.seq, tt.message_id, tt.question, tt.answer, tt.sources::text, tt.status, tt.created_at,
+const turnRecordColumns = `tt.thread_id, tt.seq, tt.message_id, tt.question, tt.answer, tt.sources::text, tt.status, tt.note, tt.missing::text, tt.created_at,
     tt.rating, tt.rating_comment, tt.rated_at`
 
 const turnRecordFrom = `thread_turns tt`
@@ -130,14 +133,17 @@ func (s *Store) turnRecords(ctx context.Context, query string, args ...any) ([]a
 	out := []analytics.TurnRecord{}
 	for rows.Next() {
 		var t analytics.TurnRecord
-		var sources string
+		var sources, missing string
 		var rated *time.Time
-		if err := rows.Scan(&t.ThreadID, &t.Seq, &t.MessageID, &t.Question, &t.Answer, &sources, &t.Status, &t.CreatedAt,
+		if err := rows.Scan(&t.ThreadID, &t.Seq, &t.MessageID, &t.Question, &t.Answer, &sources, &t.Status, &t.Note, &missing, &t.CreatedAt,
 			&t.Rating, &t.Comment, &rated); err != nil {
 			return nil, fmt.Errorf("scan turn: %w", err)
 		}
 		if err := json.Unmarshal([]byte(sources), &t.Sources); err != nil {
 			return nil, fmt.Errorf("decode sources of turn %d of thread %s: %w", t.Seq, t.ThreadID, err)
+		}
+		if err := json.Unmarshal([]byte(missing), &t.Missing); err != nil {
+			return nil, fmt.Errorf("decode the missing names of turn %d of thread %s: %w", t.Seq, t.ThreadID, err)
 		}
 		t.CreatedAt = utc(t.CreatedAt)
 		t.FeedbackAt = utcPtr(rated)

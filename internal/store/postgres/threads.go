@@ -50,6 +50,7 @@ func (s *Store) AddTurn(ctx context.Context, t assistant.Turn) (int, error) {
 // several processes get distinct numbers without deadlocking.
 func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, error) {
 	sources := make([]string, len(turns))
+	missing := make([]string, len(turns))
 	var threads []string
 	var newThreads []*assistant.Thread
 	for i, t := range turns {
@@ -68,6 +69,14 @@ func (s *Store) AddTurns(ctx context.Context, turns []assistant.Turn) ([]int, er
 			return nil, fmt.Errorf("encode sources of a turn of thread %s: %w", t.ThreadID, err)
 		}
 		sources[i] = string(b)
+		names := t.Missing
+		if names == nil {
+			names = []string{}
+		}
+		if b, err = json.Marshal(names); err != nil {
+			return nil, fmt.Errorf("encode the missing names of a turn of thread %s: %w", t.ThreadID, err)
+		}
+		missing[i] = string(b)
 		threads = append(threads, t.ThreadID)
 	}
 	slices.Sort(threads)
@@ -108,10 +117,10 @@ ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, utc(th.CreatedA
 			if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM thread_turns WHERE thread_id = $1`, t.ThreadID).Scan(&seqs[i]); err != nil {
 				return fmt.Errorf("next turn of thread %s: %w", t.ThreadID, err)
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
+			_, err := tx.Exec(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, note, missing, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-				t.ThreadID, seqs[i], t.MessageID, t.FP, t.Question, t.Answer, sources[i], t.Model, t.Status, t.Error,
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+				t.ThreadID, seqs[i], t.MessageID, t.FP, t.Question, t.Answer, sources[i], t.Model, t.Status, t.StatusNote, missing[i], t.Error,
 				t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
 				utc(t.CreatedAt))
 			if err != nil {
@@ -128,7 +137,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 
 // RecentTurns returns a thread's last limit turns, oldest first.
 func (s *Store) RecentTurns(ctx context.Context, threadID string, limit int) ([]assistant.Turn, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, message_id, fp, question, answer, sources::text, model, status, error,
+	rows, err := s.pool.Query(ctx, `SELECT seq, message_id, fp, question, answer, sources::text, model, status, note, missing::text, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at, rating, rating_comment, rated_at
 FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, limit)
 	if err != nil {
@@ -138,15 +147,18 @@ FROM thread_turns WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2`, threadID, li
 	var out []assistant.Turn
 	for rows.Next() {
 		t := assistant.Turn{ThreadID: threadID}
-		var sources string
+		var sources, missing string
 		var retrieval, firstText, total int64
 		var rated *time.Time
-		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Error,
+		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.StatusNote, &missing, &t.Error,
 			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &t.CreatedAt, &t.Rating, &t.Comment, &rated); err != nil {
 			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
 		}
 		if err := json.Unmarshal([]byte(sources), &t.Sources); err != nil {
 			return nil, fmt.Errorf("decode sources of turn %d of thread %s: %w", t.Seq, threadID, err)
+		}
+		if err := json.Unmarshal([]byte(missing), &t.Missing); err != nil {
+			return nil, fmt.Errorf("decode the missing names of turn %d of thread %s: %w", t.Seq, threadID, err)
 		}
 		t.RetrievalTime = time.Duration(retrieval) * time.Microsecond
 		t.FirstTextTime = time.Duration(firstText) * time.Microsecond

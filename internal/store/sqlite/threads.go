@@ -116,10 +116,14 @@ ON CONFLICT (id) DO NOTHING`, th.ID, th.Domain, th.OrgID, th.FP, toMicros(th.Cre
 // insertThreadTurn inserts turn t as turn seq of its thread, its sources
 // encoded.
 func insertThreadTurn(ctx context.Context, tx *wtx, t assistant.Turn, seq int, sources string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, error,
+	missing, err := encodeMissing(t)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO thread_turns (thread_id, seq, message_id, fp, question, answer, sources, model, status, note, missing, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, sources, t.Model, t.Status, t.Error,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ThreadID, seq, t.MessageID, t.FP, t.Question, t.Answer, sources, t.Model, t.Status, t.StatusNote, missing, t.Error,
 		t.InputTokens, t.OutputTokens, t.RetrievalTime.Microseconds(), t.FirstTextTime.Microseconds(), t.TotalTime.Microseconds(),
 		toMicros(t.CreatedAt))
 	if err != nil {
@@ -128,9 +132,22 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	return nil
 }
 
+// encodeMissing is a turn's missing names as a JSON array.
+func encodeMissing(t assistant.Turn) (string, error) {
+	missing := t.Missing
+	if missing == nil {
+		missing = []string{}
+	}
+	b, err := json.Marshal(missing)
+	if err != nil {
+		return "", fmt.Errorf("encode the missing names of a turn of thread %s: %w", t.ThreadID, err)
+	}
+	return string(b), nil
+}
+
 // RecentTurns returns a thread's last limit turns, oldest first.
 func (s *Store) RecentTurns(ctx context.Context, threadID string, limit int) ([]assistant.Turn, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT seq, message_id, fp, question, answer, sources, model, status, error,
+	rows, err := s.read.QueryContext(ctx, `SELECT seq, message_id, fp, question, answer, sources, model, status, note, missing, error,
     input_tokens, output_tokens, retrieval_us, first_text_us, total_us, created_at, rating, rating_comment, rated_at
 FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limit)
 	if err != nil {
@@ -140,15 +157,18 @@ FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`, threadID, limi
 	var out []assistant.Turn
 	for rows.Next() {
 		t := assistant.Turn{ThreadID: threadID}
-		var sources string
+		var sources, missing string
 		var retrieval, firstText, total, created int64
 		var rated sql.NullInt64
-		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.Error,
+		if err := rows.Scan(&t.Seq, &t.MessageID, &t.FP, &t.Question, &t.Answer, &sources, &t.Model, &t.Status, &t.StatusNote, &missing, &t.Error,
 			&t.InputTokens, &t.OutputTokens, &retrieval, &firstText, &total, &created, &t.Rating, &t.Comment, &rated); err != nil {
 			return nil, fmt.Errorf("scan turn of thread %s: %w", threadID, err)
 		}
 		if err := json.Unmarshal([]byte(sources), &t.Sources); err != nil {
 			return nil, fmt.Errorf("decode sources of turn %d of thread %s: %w", t.Seq, threadID, err)
+		}
+		if err := json.Unmarshal([]byte(missing), &t.Missing); err != nil {
+			return nil, fmt.Errorf("decode the missing names of turn %d of thread %s: %w", t.Seq, threadID, err)
 		}
 		t.RetrievalTime = time.Duration(retrieval) * time.Microsecond
 		t.FirstTextTime = time.Duration(firstText) * time.Microsecond

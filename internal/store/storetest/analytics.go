@@ -51,9 +51,14 @@ func addConvo(t *testing.T, s Store, c convo) {
 		}
 		at := c.at.Add(time.Duration(i) * time.Second)
 		msgID := fmt.Sprintf("%s_msg_%d", c.id, i+1)
+		var note string
+		var missing []string
+		if status == assistant.TurnPartial {
+			note, missing = "The docs don't mention Datadog.", []string{"Datadog"}
+		}
 		_, err := s.AddTurn(ctx, assistant.Turn{
 			ThreadID: c.id, MessageID: msgID, FP: "anonymous", Question: q, Answer: "answer to " + q,
-			Sources: srcs, Model: "extractive", Status: status, CreatedAt: at,
+			Sources: srcs, Model: "extractive", Status: status, StatusNote: note, Missing: missing, CreatedAt: at,
 		})
 		must(t, err, "AddTurn "+c.id)
 		if i < len(c.ratings) && c.ratings[i] != "" {
@@ -77,6 +82,7 @@ func testConversationFilters(t *testing.T, s Store) {
 	for _, c := range []convo{
 		{id: "thr_a", domain: "docs", at: t0, questions: []string{"a1", "a2"}, ratings: []string{"up", "down"}},
 		{id: "thr_b", domain: "docs", at: t0.Add(time.Hour), questions: []string{"b1"}, statuses: []string{nc}},
+		{id: "thr_e", domain: "docs", at: t0.Add(30 * time.Minute), questions: []string{"e1", "e2"}, statuses: []string{"", assistant.TurnPartial}},
 		{id: "thr_c", domain: "docs", at: t0.Add(2 * time.Hour), questions: []string{"c1", "c2"}, statuses: []string{"", nc}, ratings: []string{"up"}},
 		{id: "thr_d", domain: "docs", at: t0.Add(3 * time.Hour), questions: []string{"d1"}},
 		{id: "thr_x", domain: "other", at: t0.Add(time.Hour), questions: []string{"x1"}, statuses: []string{nc}, ratings: []string{"down"}},
@@ -88,15 +94,16 @@ func testConversationFilters(t *testing.T, s Store) {
 		q    analytics.ThreadQuery
 		want []string
 	}{
-		{"all", analytics.ThreadQuery{}, []string{"thr_d", "thr_c", "thr_b", "thr_a"}},
+		{"all", analytics.ThreadQuery{}, []string{"thr_d", "thr_c", "thr_b", "thr_e", "thr_a"}},
 		{"not covered", analytics.ThreadQuery{Status: analytics.StatusNotCovered}, []string{"thr_c", "thr_b"}},
+		{"partial", analytics.ThreadQuery{Status: analytics.StatusPartial}, []string{"thr_e"}},
 		{"answered", analytics.ThreadQuery{Status: analytics.StatusAnswered}, []string{"thr_d", "thr_a"}},
 		{"down", analytics.ThreadQuery{Feedback: analytics.RatingDown}, []string{"thr_a"}},
 		{"up without down", analytics.ThreadQuery{Feedback: analytics.RatingUp}, []string{"thr_c"}},
-		{"no feedback", analytics.ThreadQuery{Feedback: analytics.FeedbackNone}, []string{"thr_d", "thr_b"}},
+		{"no feedback", analytics.ThreadQuery{Feedback: analytics.FeedbackNone}, []string{"thr_d", "thr_b", "thr_e"}},
 		{"not covered and up", analytics.ThreadQuery{Status: analytics.StatusNotCovered, Feedback: analytics.RatingUp}, []string{"thr_c"}},
 		{"from", analytics.ThreadQuery{From: t0.Add(time.Hour)}, []string{"thr_d", "thr_c", "thr_b"}},
-		{"to is exclusive", analytics.ThreadQuery{To: t0.Add(2 * time.Hour)}, []string{"thr_b", "thr_a"}},
+		{"to is exclusive", analytics.ThreadQuery{To: t0.Add(2 * time.Hour)}, []string{"thr_b", "thr_e", "thr_a"}},
 		{"from and to", analytics.ThreadQuery{From: t0.Add(time.Hour), To: t0.Add(3 * time.Hour)}, []string{"thr_c", "thr_b"}},
 	}
 	for _, c := range cases {
@@ -111,6 +118,13 @@ func testConversationFilters(t *testing.T, s Store) {
 	must(t, err, "ListThreads unknown domain")
 	if len(got) != 0 {
 		t.Errorf("unknown domain: %v", threadIDs(got))
+	}
+
+	partial, err := s.ThreadTurns(ctx, []string{"thr_e"})
+	must(t, err, "ThreadTurns of a partial answer")
+	if len(partial) != 2 || partial[1].Status != assistant.TurnPartial || partial[1].Note != "The docs don't mention Datadog." ||
+		!reflect.DeepEqual(partial[1].Missing, []string{"Datadog"}) || len(partial[0].Missing) != 0 {
+		t.Errorf("turns of a partial answer = %+v", partial)
 	}
 
 	turns, err := s.ThreadTurns(ctx, []string{"thr_c", "thr_a"})
@@ -232,6 +246,7 @@ func testInsightsAndGaps(t *testing.T, s Store) {
 		{id: "thr_2", domain: "docs", at: t0.Add(2 * time.Hour), questions: []string{"Rotating the secret of a webhook", "How do I log in?"}, statuses: []string{nc}, pages: [][]string{nil, {"auth/login"}}, ratings: []string{"", "up"}},
 		{id: "thr_3", domain: "docs", at: t0.Add(3 * time.Hour), questions: []string{"how do i log in"}, pages: [][]string{{"auth/login", "auth/sso"}}, ratings: []string{"down"}},
 		{id: "thr_4", domain: "docs", at: t0.Add(4 * time.Hour), questions: []string{"Is there a Terraform provider?"}, statuses: []string{nc}},
+		{id: "thr_5", domain: "docs", at: t0.Add(5 * time.Hour), questions: []string{"Can I send audit events to Datadog?"}, statuses: []string{assistant.TurnPartial}, pages: [][]string{{"audit"}}},
 		{id: "thr_o", domain: "other", at: t0, questions: []string{"webhook secrets rotation"}, statuses: []string{nc}},
 	} {
 		addConvo(t, s, c)
@@ -240,11 +255,11 @@ func testInsightsAndGaps(t *testing.T, s Store) {
 	in, err := svc.Insights(ctx, "docs", analytics.Range{})
 	must(t, err, "Insights")
 	wantIn := analytics.Insights{
-		Questions: 5, NotCovered: 3, NotCoveredShare: 0.6, FeedbackUp: 1, FeedbackDown: 1,
-		PerDay:   []analytics.DayCount{{Day: "2026-03-10", Questions: 1, NotCovered: 1}, {Day: "2026-03-11", Questions: 4, NotCovered: 2}},
-		TopPages: []analytics.Count{{Value: "auth/login", Count: 2}, {Value: "auth/sso", Count: 1}},
+		Questions: 6, Answered: 2, Partial: 1, NotCovered: 3, NotCoveredShare: 0.5, FeedbackUp: 1, FeedbackDown: 1,
+		PerDay:   []analytics.DayCount{{Day: "2026-03-10", Questions: 1, NotCovered: 1}, {Day: "2026-03-11", Questions: 5, Partial: 1, NotCovered: 2}},
+		TopPages: []analytics.Count{{Value: "auth/login", Count: 2}, {Value: "audit", Count: 1}, {Value: "auth/sso", Count: 1}},
 		TopQuestions: []analytics.Count{
-			{Value: "How do I log in?", Count: 2}, {Value: "How do I rotate webhook secrets?", Count: 1},
+			{Value: "How do I log in?", Count: 2}, {Value: "Can I send audit events to Datadog?", Count: 1}, {Value: "How do I rotate webhook secrets?", Count: 1},
 			{Value: "Is there a Terraform provider?", Count: 1}, {Value: "Rotating the secret of a webhook", Count: 1},
 		},
 	}
@@ -256,12 +271,13 @@ func testInsightsAndGaps(t *testing.T, s Store) {
 	must(t, err, "Gaps")
 	var got []string
 	for _, g := range gaps {
-		got = append(got, fmt.Sprintf("%s n=%d nc=%d down=%d top=%s", g.Key, g.Count, g.NotCovered, g.Downvoted, g.TopPage))
+		got = append(got, fmt.Sprintf("%s n=%d nc=%d partial=%d down=%d top=%s", g.Key, g.Count, g.NotCovered, g.Partial, g.Downvoted, g.TopPage))
 	}
 	want := []string{
-		"rotate+secret+webhook n=2 nc=2 down=0 top=",
-		"provider+terraform n=1 nc=1 down=0 top=", // asked last
-		"log n=1 nc=0 down=1 top=auth/login",
+		"rotate+secret+webhook n=2 nc=2 partial=0 down=0 top=",
+		"audit+datadog+event n=1 nc=0 partial=1 down=0 top=audit", // asked last
+		"provider+terraform n=1 nc=1 partial=0 down=0 top=",
+		"log n=1 nc=0 partial=0 down=1 top=auth/login",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Gaps =\n%v\nwant\n%v", got, want)

@@ -602,6 +602,9 @@ func testThreads(t *testing.T, s Store) {
 		if i == 3 {
 			turn.Sources, turn.Status, turn.Error = nil, assistant.TurnFailed, "model down"
 		}
+		if i == 4 {
+			turn.Status, turn.StatusNote, turn.Missing = assistant.TurnPartial, "The docs don't mention Datadog.", []string{"Datadog"}
+		}
 		seq, err := s.AddTurn(ctx, turn)
 		must(t, err, "AddTurn")
 		if seq != i {

@@ -6,6 +6,7 @@ import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact
 import { clip, contextItem, textOf, threadOf, type Chat, type ContextItem, type Message } from './client';
 import { safeURL, type Config } from './config';
 import { describeError } from './errors';
+import { answerStatus, grounding, proseOf, textFragmentURL, textIndex, type AnswerStatus, type Span } from './grounding';
 import { renderMarkdown, type Source } from './markdown';
 
 export interface Feedback {
@@ -250,9 +251,13 @@ function UserMessage({ m }: { m: Message }) {
   );
 }
 
+/** maxQuote bounds the quote kept for a citation, whatever the server sent. */
+const maxQuote = 4000;
+
 /**
- * sourcesOf lists an answer's citations. A root-relative URL (a domain
- * without a site URL) is a page path: it is resolved under the site's base path.
+ * sourcesOf lists an answer's citations, each with the quote the server put
+ * in its provider metadata. A root-relative URL (a domain without a site
+ * URL) is a page path: it is resolved under the site's base path.
  */
 export function sourcesOf(m: Message, basePath: string): Source[] {
   const out: Source[] = [];
@@ -260,8 +265,40 @@ export function sourcesOf(m: Message, basePath: string): Source[] {
     if (p.type === 'source-url') {
       const raw = p.url.startsWith('/') && !p.url.startsWith('//') ? basePath + p.url : p.url;
       const url = safeURL(raw);
-      if (url) out.push({ url, title: p.title || url });
+      if (!url) continue;
+      const src: Source = { id: p.sourceId, url, title: p.title || url };
+      const quote = (p.providerMetadata?.docsmith as { quote?: unknown } | undefined)?.quote;
+      if (typeof quote === 'string' && quote.trim()) src.quote = clip(quote, maxQuote);
+      out.push(src);
     }
+  }
+  return out;
+}
+
+/** statusOf is the answer's status: its latest data-answer-status part, else the finish metadata's. */
+export function statusOf(m: Message): AnswerStatus | undefined {
+  for (let i = m.parts.length - 1; i >= 0; i--) {
+    const p = m.parts[i];
+    if (p.type === 'data-answer-status') return answerStatus(p.data);
+  }
+  return answerStatus(m.metadata?.answerStatus);
+}
+
+/**
+ * unsupportedSpans lists the sentences the server could not find in their
+ * cited passages, as offsets into the message's joined text.
+ */
+export function unsupportedSpans(m: Message): Span[] {
+  const lengths = m.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text.length);
+  const out: Span[] = [];
+  for (const p of m.parts) {
+    if (p.type !== 'data-grounding') continue;
+    const g = grounding(p.data);
+    if (!g || g.supported) continue;
+    const i = textIndex(g.textId);
+    if (i >= lengths.length || g.start >= lengths[i]) continue;
+    const offset = lengths.slice(0, i).reduce((a, b) => a + b, 0);
+    out.push({ start: offset + g.start, end: offset + Math.min(g.end, lengths[i]) });
   }
   return out;
 }
@@ -271,12 +308,18 @@ function AssistantMessage({ m, ctl, streaming, last }: { m: Message; ctl: Contro
   const body = useRef<HTMLDivElement>(null);
   const text = textOf(m);
   const sources = sourcesOf(m, ctl.cfg.basePath);
+  const spans = unsupportedSpans(m);
+  const status = statusOf(m);
+  const spansKey = spans.map((s) => `${s.start}-${s.end}`).join(',');
+  const quotesKey = sources.map((s) => (s.quote ? 1 : 0)).join('');
   useLayoutEffect(() => {
     const el = body.current;
-    if (el) el.replaceChildren(renderMarkdown(text, sources));
-  }, [text, sources.length]);
+    if (el) el.replaceChildren(renderMarkdown(text, sources, spans));
+  }, [text, sources.length, spansKey, quotesKey]);
+  const quotes = useQuotePopover(sources, m.id);
 
   function onClick(e: MouseEvent) {
+    if (quotes.onClick(e)) return;
     const btn = (e.target as HTMLElement).closest<HTMLButtonElement>('[data-copy]');
     if (!btn) return;
     const code = btn.parentElement?.querySelector('pre')?.textContent ?? '';
@@ -287,14 +330,15 @@ function AssistantMessage({ m, ctl, streaming, last }: { m: Message; ctl: Contro
   }
 
   return (
-    <div class="msg assistant">
+    <div class="msg assistant" ref={quotes.container} {...quotes.handlers}>
+      {status && <StatusLine s={status} />}
       <div class="md" ref={body} onClick={onClick} />
       {streaming && !text && <p class="thinking">Searching the docs…</p>}
       {sources.length > 0 && (
-        <ol class="sources" aria-label="Sources">
+        <ol class="sources" aria-label="Sources" onClick={(e) => quotes.onClick(e)}>
           {sources.map((s, i) => (
             <li key={s.url + i}>
-              <a href={s.url} target="_blank" rel="noopener noreferrer">
+              <a href={textFragmentURL(s.url, s.quote)} target="_blank" rel="noopener noreferrer" data-n={i + 1}>
                 <span class="num">{i + 1}</span>
                 <span class="stitle">{s.title}</span>
               </a>
@@ -302,6 +346,7 @@ function AssistantMessage({ m, ctl, streaming, last }: { m: Message; ctl: Contro
           ))}
         </ol>
       )}
+      {quotes.popover}
       {!streaming && text && (
         <div class="actions">
           <Rating m={m} ctl={ctl} />
@@ -314,6 +359,148 @@ function AssistantMessage({ m, ctl, streaming, last }: { m: Message; ctl: Contro
       )}
     </div>
   );
+}
+
+/** StatusLine says, quietly, when the docs cover the question only in part or not at all. */
+function StatusLine({ s }: { s: AnswerStatus }) {
+  if (s.status === 'answered') return null;
+  const label = s.status === 'partial' ? 'Partly covered by the docs' : 'Not covered by the docs';
+  return (
+    <p class={`status ${s.status}`} role="note">
+      <InfoIcon />
+      <span>
+        <span class="status-label">{label}</span>
+        {s.note && <span class="status-note"> · {s.note}</span>}
+      </span>
+    </p>
+  );
+}
+
+type Pop = { n: number; top?: number; bottom?: number; left: number; width: number; pinned: boolean; trigger: HTMLElement };
+
+/**
+ * useQuotePopover shows a citation's quote beside it: on hover with a
+ * mouse, on keyboard focus, and on a first tap on a touch screen (a second
+ * tap, or the popover's own link, opens the page at the passage). Escape
+ * or leaving the citation hides it.
+ */
+function useQuotePopover(sources: Source[], messageId: string) {
+  const container = useRef<HTMLDivElement>(null);
+  const [pop, setPop] = useState<Pop | undefined>(undefined);
+  const hideTimer = useRef(0);
+  const pointer = useRef('mouse');
+  const id = 'qp-' + messageId.replace(/[^\w-]/g, '_');
+
+  const citeOf = (t: EventTarget | null) => (t instanceof Element ? t.closest<HTMLElement>('a[data-n]') : null);
+  const inPopover = (t: EventTarget | null) => t instanceof Element && !!t.closest('.quote-pop');
+
+  function show(el: HTMLElement, pinned: boolean): boolean {
+    const n = Number(el.dataset.n);
+    const box = container.current?.getBoundingClientRect();
+    if (!sources[n - 1]?.quote || !box) return false;
+    clearTimeout(hideTimer.current);
+    const r = el.getBoundingClientRect();
+    const width = Math.min(320, box.width);
+    const left = Math.max(0, Math.min(r.left - box.left - 12, box.width - width));
+    const log = el.closest('.log')?.getBoundingClientRect();
+    // Above the citation when there is no room below it in the log.
+    const above = !!log && r.bottom + 190 > log.bottom && r.top - log.top > 190;
+    const p: Pop = { n, left, width, pinned, trigger: el };
+    if (above) p.bottom = box.bottom - r.top + 6;
+    else p.top = r.bottom - box.top + 6;
+    if (pop?.trigger && pop.trigger !== el) pop.trigger.removeAttribute('aria-describedby');
+    el.setAttribute('aria-describedby', id);
+    setPop(p);
+    return true;
+  }
+  function hide() {
+    clearTimeout(hideTimer.current);
+    pop?.trigger.removeAttribute('aria-describedby');
+    setPop(undefined);
+  }
+  function hideSoon() {
+    clearTimeout(hideTimer.current);
+    hideTimer.current = window.setTimeout(hide, 250);
+  }
+
+  // A pinned popover (opened by a tap) closes on a tap anywhere else.
+  useEffect(() => {
+    if (!pop?.pinned) return;
+    const root = container.current?.getRootNode() as ShadowRoot | Document | undefined;
+    const onDown = (e: Event) => {
+      const path = e.composedPath();
+      if (!path.includes(pop.trigger) && !path.some((n) => n instanceof Element && n.classList.contains('quote-pop'))) hide();
+    };
+    root?.addEventListener('pointerdown', onDown);
+    return () => root?.removeEventListener('pointerdown', onDown);
+  }, [pop]);
+  useEffect(() => () => clearTimeout(hideTimer.current), []);
+
+  const handlers = {
+    onPointerDown: (e: PointerEvent) => {
+      pointer.current = e.pointerType;
+    },
+    onPointerOver: (e: PointerEvent) => {
+      if (e.pointerType !== 'mouse') return;
+      const el = citeOf(e.target);
+      if (el) show(el, false);
+      else if (inPopover(e.target)) clearTimeout(hideTimer.current);
+    },
+    onPointerOut: (e: PointerEvent) => {
+      if (!pop || pop.pinned || e.pointerType !== 'mouse') return;
+      if (citeOf(e.relatedTarget) === pop.trigger || inPopover(e.relatedTarget)) return;
+      hideSoon();
+    },
+    onFocusIn: (e: FocusEvent) => {
+      const el = citeOf(e.target);
+      if (el && !inPopover(e.target)) show(el, false);
+      else if (inPopover(e.target)) clearTimeout(hideTimer.current);
+    },
+    onFocusOut: (e: FocusEvent) => {
+      if (!pop || pop.pinned) return;
+      if (e.relatedTarget === pop.trigger || inPopover(e.relatedTarget)) return;
+      hideSoon();
+    },
+    onKeyDown: (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || !pop) return;
+      // Escape closes the popover first, the dialog only after.
+      e.preventDefault();
+      e.stopPropagation();
+      const t = pop.trigger;
+      hide();
+      t.focus();
+    },
+  };
+
+  /** onClick handles a tap on a citation: the first one shows its quote instead of leaving. */
+  function onClick(e: MouseEvent): boolean {
+    const el = citeOf(e.target);
+    if (!el || inPopover(e.target) || pointer.current === 'mouse' || pointer.current === '') return false;
+    if (pop?.pinned && pop.trigger === el) return false;
+    if (!show(el, true)) return false;
+    e.preventDefault();
+    return true;
+  }
+
+  const src = pop ? sources[pop.n - 1] : undefined;
+  const popover = pop && src?.quote && (
+    <div
+      class="quote-pop"
+      id={id}
+      role="group"
+      aria-label={`Quote from source ${pop.n}`}
+      style={{ left: `${pop.left}px`, width: `${pop.width}px`, top: pop.top === undefined ? undefined : `${pop.top}px`, bottom: pop.bottom === undefined ? undefined : `${pop.bottom}px` }}
+    >
+      <p class="qp-title">
+        <span class="num">{pop.n}</span> {src.title}
+      </p>
+      <blockquote>{clip(proseOf(src.quote) || src.quote.replace(/\s+/g, ' '), 360)}</blockquote>
+      <a href={textFragmentURL(src.url, src.quote)} target="_blank" rel="noopener noreferrer">
+        Open at this passage
+      </a>
+    </div>
+  );
+  return { container, handlers, onClick, popover };
 }
 
 function flash(btn: HTMLElement, label: string) {
@@ -425,6 +612,14 @@ export function SelectionButton({ ctl }: { ctl: Controller }) {
   );
 }
 
+function InfoIcon() {
+  return (
+    <svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true">
+      <circle cx="12" cy="12" r="9" fill="none" stroke="currentColor" stroke-width="2" />
+      <path fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" d="M12 11v6M12 7.5v.5" />
+    </svg>
+  );
+}
 function SparkIcon() {
   return (
     <svg class="spark" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">

@@ -6,6 +6,7 @@
 
 import { AbstractChat, DefaultChatTransport, type ChatState, type ChatStatus, type UIMessage } from 'ai';
 import { pagePath, type Config } from './config';
+import type { AnswerStatus, DataParts } from './grounding';
 import { NetworkError, readServerError } from './errors';
 import { powChallengeHeader, powHeader, solve, type Challenge } from './pow';
 
@@ -19,11 +20,13 @@ export interface ContextItem {
 
 export interface Metadata {
   threadId?: string;
+  /** answerStatus is the finish chunk's copy of the answer's status. */
+  answerStatus?: AnswerStatus;
   /** context sent with a user message, kept so that a retry sends it again. */
   context?: ContextItem[];
 }
 
-export type Message = UIMessage<Metadata>;
+export type Message = UIMessage<Metadata, DataParts>;
 
 /** Limits that keep a request well under the server's body limit. */
 const maxContextChars = 4000;

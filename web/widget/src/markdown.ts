@@ -1,16 +1,25 @@
 // Answers are Markdown from the server, and untrusted: they quote docs and
 // model output. They are parsed with marked, then sanitized with DOMPurify
 // (no scripts, no event handlers, no styles, no forms, only http(s) and
-// mailto links), and only then decorated: citation markers become numbered
-// links to the cited pages and code blocks get a copy button.
+// mailto links), and only then decorated: sentences the server could not
+// find in their cited passages are marked, citation markers become numbered
+// links to the cited passages and code blocks get a copy button.
 
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
+import { spanClose, spanOpen, textFragmentURL, withSentinels, wrapSpans, type Span } from './grounding';
 
 export interface Source {
+  /** The source's id in the stream (src_N), which grounding parts name. */
+  id?: string;
   url: string;
   title: string;
+  /** The passage the citation stands for, as Markdown; shown on hover and highlighted on the page. */
+  quote?: string;
 }
+
+/** unsupportedNote is what a marked sentence says to the reader. */
+export const unsupportedNote = 'Not found in the cited docs';
 
 // A line break in an answer is a line break: quoted passages keep their lines.
 const marked = new Marked({ gfm: true, breaks: true, async: false });
@@ -33,9 +42,14 @@ purify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
-/** renderMarkdown returns a sanitized fragment for an answer's text. */
-export function renderMarkdown(text: string, sources: Source[]): DocumentFragment {
-  const html = marked.parse(text) as string;
+/**
+ * renderMarkdown returns a sanitized fragment for an answer's text, with
+ * the unsupported spans (UTF-16 offsets into text) marked.
+ */
+export function renderMarkdown(text: string, sources: Source[], unsupported: Span[] = []): DocumentFragment {
+  // The sentinels are the widget's own: any in the text itself go first.
+  const clean = text.includes(spanOpen) || text.includes(spanClose) ? text.replace(/[\uE000\uE001]/g, '\uFFFD') : text;
+  const html = marked.parse(withSentinels(clean, unsupported)) as string;
   const frag = purify.sanitize(html, {
     ALLOWED_TAGS: allowedTags,
     // align carries a table column's alignment (| ---: |).
@@ -43,6 +57,7 @@ export function renderMarkdown(text: string, sources: Source[]): DocumentFragmen
     ALLOW_DATA_ATTR: false,
     RETURN_DOM_FRAGMENT: true,
   }) as DocumentFragment;
+  markUnsupported(frag);
   linkCitations(frag, sources);
   addCopyButtons(frag);
   return frag;
@@ -73,7 +88,8 @@ function linkCitations(root: DocumentFragment, sources: Source[]) {
         const src = sources[n - 1];
         const a = doc.createElement('a');
         a.className = 'cite';
-        a.href = src.url;
+        a.dataset.n = String(n);
+        a.href = textFragmentURL(src.url, src.quote);
         a.target = '_blank';
         a.rel = 'noopener noreferrer';
         a.title = src.title || src.url;
@@ -84,6 +100,30 @@ function linkCitations(root: DocumentFragment, sources: Source[]) {
     }
     t.replaceWith(out);
   }
+}
+
+/**
+ * markUnsupported wraps each marked sentence in a subtly underlined span
+ * that says, on hover and to assistive technology, that the cited docs do
+ * not hold it.
+ */
+function markUnsupported(root: DocumentFragment) {
+  const doc = root.ownerDocument;
+  wrapSpans(
+    root,
+    () => {
+      const m = doc.createElement('mark');
+      m.className = 'unsupported';
+      m.title = unsupportedNote;
+      return m;
+    },
+    (last) => {
+      const note = doc.createElement('span');
+      note.className = 'sr-only';
+      note.textContent = ` (${unsupportedNote.toLowerCase()})`;
+      last.after(note);
+    },
+  );
 }
 
 function addCopyButtons(root: DocumentFragment) {
