@@ -211,7 +211,7 @@ func sentenceTerms(text string) claimTerms {
 		case isIdentifier(tok):
 			ts.hard = append(ts.hard, strings.TrimRight(tok, ".:"))
 			continue
-		case isNumber(tok):
+		case isNumeral(tok):
 			ts.hard = append(ts.hard, tok)
 			continue
 		}
@@ -245,7 +245,7 @@ func codeTerms(block string) claimTerms {
 	var ts claimTerms
 	for _, tok := range tokenPattern.FindAllString(strings.Join(lines, "\n"), -1) {
 		switch {
-		case isIdentifier(tok) || isNumber(tok):
+		case isIdentifier(tok) || isNumeral(tok):
 			ts.hard = append(ts.hard, strings.TrimRight(tok, ".:"))
 		default:
 			search.Words(tok, func(raw, w string) {
@@ -258,7 +258,7 @@ func codeTerms(block string) claimTerms {
 	return ts
 }
 
-func isNumber(tok string) bool { return numberPattern.FindString(tok) == tok }
+func isNumeral(tok string) bool { return numberPattern.FindString(tok) == tok }
 
 // isIdentifier reports whether a token is written as code or a name of a
 // thing is: a flag ("--force"), a dotted, slashed or underscored name, a
@@ -278,7 +278,7 @@ func isIdentifier(tok string) bool {
 	case strings.Contains(tok, "."):
 		for _, part := range strings.Split(tok, ".") {
 			if utf8.RuneCountInString(part) > 1 {
-				return !isNumber(tok)
+				return !isNumeral(tok)
 			}
 		}
 		return false
