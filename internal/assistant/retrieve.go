@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/mdblock"
@@ -130,36 +128,6 @@ func citeTitle(h search.Hit) string {
 		return title + " › " + h.Heading
 	}
 	return title
-}
-
-// queryWords are the question's words that carry meaning, cut to a crude
-// stem ("excluding" and "exclude" meet at "exclu").
-func queryWords(q string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		n := utf8.RuneCountInString(w)
-		if n < 3 || commonWords[w] {
-			continue
-		}
-		if n > 5 {
-			// The first five runes (lower-casing left w valid UTF-8).
-			cut := 0
-			for range 5 {
-				_, size := utf8.DecodeRuneInString(w[cut:])
-				cut += size
-			}
-			w = w[:cut]
-		}
-		out = append(out, w)
-	}
-	return out
-}
-
-var commonWords = map[string]bool{
-	"the": true, "and": true, "how": true, "what": true, "does": true, "with": true, "for": true, "you": true, "can": true,
-	"from": true, "this": true, "that": true, "are": true, "not": true, "but": true, "when": true, "which": true, "who": true,
-	"why": true, "where": true, "into": true, "about": true, "there": true, "their": true, "your": true, "have": true, "has": true,
-	"was": true, "were": true, "will": true, "should": true, "would": true, "could": true, "use": true, "using": true,
 }
 
 // clip shortens text to about max bytes, at a line (else a word) boundary.
