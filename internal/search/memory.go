@@ -156,9 +156,28 @@ func (m *Memory) PageHashes(ctx context.Context, domain string) (map[string]stri
 	return m.src.PageHashes(ctx, domain)
 }
 
-// Page reads the store.
+// Page assembles the page from the chunks of the domain's index when the
+// index is held in memory (they keep their Markdown), as the store would
+// from the same chunks: the page the passages of a search come from. A
+// domain not held, or a page its index lacks, is read from the store.
 func (m *Memory) Page(ctx context.Context, domain, path string) (PageText, error) {
+	if m.holds(domain) {
+		di, err := m.index(ctx, domain)
+		if err == nil {
+			if pt, ok := di.pageText(path); ok {
+				return pt, nil
+			}
+		}
+	}
 	return m.src.Page(ctx, domain, path)
+}
+
+// holds reports whether the domain's index is in memory.
+func (m *Memory) holds(domain string) bool {
+	m.mu.Lock()
+	e := m.domains[domain]
+	m.mu.Unlock()
+	return e != nil && e.idx.Load() != nil
 }
 
 // PageCount is how many pages of the domain have passages, counted in the
@@ -599,3 +618,20 @@ func (di *domainIndex) hits(q Query) []Hit {
 
 // pagePath is chunk d's page path.
 func (di *domainIndex) pagePath(d int32) string { return di.chunks[d].PagePath }
+
+// pageText assembles a page from its chunks, in Seq order; ok is false
+// when the index has no chunk of it.
+func (di *domainIndex) pageText(path string) (PageText, bool) {
+	pg, ok := di.pages[path]
+	if !ok {
+		return PageText{}, false
+	}
+	var chunks []Chunk
+	for d, p := range di.page {
+		if p == pg {
+			chunks = append(chunks, di.chunks[d])
+		}
+	}
+	slices.SortStableFunc(chunks, func(a, b Chunk) int { return a.Seq - b.Seq })
+	return AssemblePage(chunks)
+}

@@ -20,6 +20,8 @@ type memSource struct {
 	domains  map[string][]Chunk
 	versions map[string]int64
 	loads    map[string]int
+	// pageReads counts the calls of Page.
+	pageReads int
 }
 
 func newMemSource() *memSource {
@@ -41,8 +43,24 @@ func (s *memSource) PageHashes(_ context.Context, domain string) (map[string]str
 }
 
 func (s *memSource) Search(context.Context, string, Query) ([]Hit, error) { return nil, nil }
-func (s *memSource) Page(context.Context, string, string) (PageText, error) {
-	return PageText{}, ErrPageNotFound
+// Page assembles the page from its chunks in Seq order, as a store does,
+// counting the reads.
+func (s *memSource) Page(_ context.Context, domain, path string) (PageText, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pageReads++
+	var chunks []Chunk
+	for _, c := range s.domains[domain] {
+		if c.PagePath == path {
+			chunks = append(chunks, c)
+		}
+	}
+	slices.SortStableFunc(chunks, func(a, b Chunk) int { return cmp.Compare(a.Seq, b.Seq) })
+	pt, ok := AssemblePage(chunks)
+	if !ok {
+		return PageText{}, ErrPageNotFound
+	}
+	return pt, nil
 }
 
 func (s *memSource) IndexVersion(_ context.Context, domain string) (int64, error) {
@@ -603,5 +621,56 @@ func TestMemorySnapshot(t *testing.T) {
 	other.Close()
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("snapshot dir holds %d files, want the one snapshot", len(entries))
+	}
+}
+
+// A Memory serves a page of a domain it holds from the chunks in memory,
+// the very page the store assembles, whatever order the chunks came in; a
+// domain it does not hold, or a page its index lacks, is the store's.
+func TestMemoryPageFromHeldChunks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	chunks := Chunks(loadSite(t, fixtureFS(t)), "https://docs.example/")
+	slices.Reverse(chunks)
+	var pages []string
+	for _, c := range chunks {
+		if !slices.Contains(pages, c.PagePath) {
+			pages = append(pages, c.PagePath)
+		}
+	}
+	src := newMemSource()
+	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
+	if err := m.ReplacePages(ctx, "d", chunks, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]PageText{}
+	for _, p := range pages {
+		pt, err := m.Page(ctx, "d", p)
+		if err != nil {
+			t.Fatalf("page %s before a search: %v", p, err)
+		}
+		want[p] = pt
+	}
+	if src.pageReads != len(pages) || src.loaded("d") != 0 {
+		t.Fatalf("before a search: %d page reads and %d loads, want %d reads from the store and no load", src.pageReads, src.loaded("d"), len(pages))
+	}
+	if _, err := m.Search(ctx, "d", Query{Text: "kettle", Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	reads := src.pageReads
+	for _, p := range pages {
+		pt, err := m.Page(ctx, "d", p)
+		if err != nil {
+			t.Fatalf("page %s from memory: %v", p, err)
+		}
+		if !reflect.DeepEqual(pt, want[p]) {
+			t.Errorf("page %s from memory:\n%+v\nwant the store's:\n%+v", p, pt, want[p])
+		}
+	}
+	if src.pageReads != reads {
+		t.Errorf("the store read %d pages for a held domain, want none", src.pageReads-reads)
+	}
+	if _, err := m.Page(ctx, "d", "no/such/page"); !errors.Is(err, ErrPageNotFound) {
+		t.Errorf("a page the index lacks: %v, want ErrPageNotFound", err)
 	}
 }
