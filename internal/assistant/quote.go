@@ -156,13 +156,23 @@ func plainText(md string) string {
 	s := strings.TrimSpace(md)
 	s = strings.TrimSpace(s[blockPrefix(s):])
 	s = strings.TrimLeft(s, "#")
-	s = imagePattern.ReplaceAllString(s, "")
-	s = linkPattern.ReplaceAllString(s, "$1")
-	s = htmlTag.ReplaceAllString(s, "")
+	// Each pattern runs only on a line holding a character it needs:
+	// most lines hold none, and the patterns cost far more than the look.
+	if strings.Contains(s, "](") {
+		s = imagePattern.ReplaceAllString(s, "")
+		s = linkPattern.ReplaceAllString(s, "$1")
+	}
+	if strings.IndexByte(s, '<') >= 0 {
+		s = htmlTag.ReplaceAllString(s, "")
+	}
 	s = strings.ReplaceAll(s, "`", "")
-	s = emphasisPattern.ReplaceAllString(s, "")
-	s = underscoreEmph.ReplaceAllString(s, "$1$2")
-	s = spacedMarker.ReplaceAllString(s, "")
+	if strings.ContainsAny(s, "*_~") {
+		s = emphasisPattern.ReplaceAllString(s, "")
+		s = underscoreEmph.ReplaceAllString(s, "$1$2")
+	}
+	if strings.IndexByte(s, '[') >= 0 {
+		s = spacedMarker.ReplaceAllString(s, "")
+	}
 	return strings.Join(strings.Fields(s), " ")
 }
 

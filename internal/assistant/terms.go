@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/bits"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/docsmith/docsmith/internal/search"
@@ -67,12 +68,30 @@ func (ts *termSet) mask(text string) uint64 {
 	if ts.empty() || !ts.mayHold(text) {
 		return 0
 	}
-	search.Words(text, func(_, w string) {
-		if k, ok := ts.ids[w]; ok {
+	search.Tokens(text, func(raw string) {
+		if !ts.mayBe(raw) {
+			return
+		}
+		if k, ok := ts.ids[search.Stem(raw)]; ok {
 			m |= 1 << k
 		}
 	})
 	return m
+}
+
+// mayBe reports whether a token of text may be a question word once
+// folded and stemmed: it is not ASCII, or it starts with the first letters
+// of one, in any case. It spares stemming the tokens that cannot be one.
+func (ts *termSet) mayBe(raw string) bool {
+	if ts.anyText || !isASCII(raw) {
+		return true
+	}
+	for _, p := range ts.prefixes {
+		if len(raw) >= len(p) && strings.EqualFold(raw[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }
 
 // score is the weight of the words of a mask.
@@ -103,8 +122,9 @@ func (ts *termSet) weigh(masks []uint64) {
 }
 
 // mayHold reports whether text may hold a question word: it is not ASCII,
-// or it holds the first letters of one, in any case. Analysing text costs
-// far more than this look; whether a word is there is for mask to say.
+// or a word of it starts with the first letters of one, in any case.
+// Analysing text costs far more than this look; whether a word is there
+// is for mask to say.
 func (ts *termSet) mayHold(text string) bool {
 	if ts.anyText || !isASCII(text) {
 		return true
@@ -118,11 +138,29 @@ func (ts *termSet) mayHold(text string) bool {
 		ts.lower = append(ts.lower, c)
 	}
 	for _, p := range ts.prefixes {
-		if bytes.Contains(ts.lower, []byte(p)) {
-			return true
+		for from := 0; ; {
+			i := bytes.Index(ts.lower[from:], []byte(p))
+			if i < 0 {
+				break
+			}
+			if i += from; wordStart(text, i) {
+				return true
+			}
+			from = i + 1
 		}
 	}
 	return false
+}
+
+// wordStart reports whether a word of ASCII text may start at byte i: the
+// text's start, after a byte that is no letter or digit, or at a capital
+// (a camel-case part, "Config" in "maxConfig").
+func wordStart(text string, i int) bool {
+	return i == 0 || !isAlnum(text[i-1]) || 'A' <= text[i] && text[i] <= 'Z'
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 func isASCII(s string) bool {

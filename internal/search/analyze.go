@@ -314,3 +314,12 @@ func camelCuts(w string, cuts []int) []int {
 func Words(text string, fn func(raw, word string)) {
 	analyzedTokens(text, func(raw string) { fn(raw, stemToken(raw)) })
 }
+
+// Tokens calls fn with each word of text as written, as Words does before
+// it folds and stems them: Words(text, fn) is Tokens(text, func(raw string)
+// { fn(raw, Stem(raw)) }). A caller looking for a few words may stem only
+// the tokens that can be one of them, stemming costing most.
+func Tokens(text string, fn func(raw string)) { analyzedTokens(text, fn) }
+
+// Stem folds and stems one token of Tokens into the word Words gives.
+func Stem(raw string) string { return stemToken(raw) }

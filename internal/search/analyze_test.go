@@ -183,3 +183,16 @@ func TestStopWord(t *testing.T) {
 		}
 	}
 }
+
+// Tokens then Stem are Words, token for token.
+func TestTokensThenStemAreWords(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"Running retries of maxRetries", "Résumé café", "配置文件 v2.1 flies", ""} {
+		var words, tokens []string
+		Words(text, func(raw, w string) { words = append(words, raw+"="+w) })
+		Tokens(text, func(raw string) { tokens = append(tokens, raw+"="+Stem(raw)) })
+		if !slices.Equal(tokens, words) {
+			t.Errorf("%q: Tokens then Stem %q, Words %q", text, tokens, words)
+		}
+	}
+}

@@ -43,6 +43,7 @@ func (s *memSource) PageHashes(_ context.Context, domain string) (map[string]str
 }
 
 func (s *memSource) Search(context.Context, string, Query) ([]Hit, error) { return nil, nil }
+
 // Page assembles the page from its chunks in Seq order, as a store does,
 // counting the reads.
 func (s *memSource) Page(_ context.Context, domain, path string) (PageText, error) {
