@@ -15,6 +15,10 @@ const (
 	// strongSecond is how close to a page's best section its second one
 	// must score to be quoted too: otherwise one page gives one quote.
 	strongSecond = 0.9
+	// complementShare is how much a section must add to what the best one
+	// shows of the question's words, against the best one's score, to be
+	// quoted beside it.
+	complementShare = 0.2
 )
 
 // extractive is an answer without a model: the passages it quotes, in the
@@ -149,7 +153,32 @@ func pickSections(p *pageSections, ts *termSet) []int {
 	case second >= 0 && secondScore >= strongSecond*bestScore:
 		return []int{best, second}
 	}
+	if other := complement(p, ts, best, bestScore); other >= 0 {
+		return []int{best, other}
+	}
 	return []int{best}
+}
+
+// complement is the section of a page that shows most of the question's
+// words a quote of section best does not, when they weigh at least
+// complementShare of best's score: the part of the page that answers
+// another part of the question ("how do I export it, and how do they open
+// it?"). -1 when none does.
+func complement(p *pageSections, ts *termSet, best int, bestScore float64) int {
+	shown := p.shown(best, ts)
+	out, outScore := -1, 0.0
+	for i, s := range p.sections {
+		if i == best || s.head|s.body == 0 || !p.hasBody(s) {
+			continue
+		}
+		if sc := ts.score(p.shown(i, ts) &^ shown); sc > outScore {
+			out, outScore = i, sc
+		}
+	}
+	if outScore < complementShare*bestScore {
+		return -1
+	}
+	return out
 }
 
 // sectionPassage is a passage of a page's section: the retrieved passage

@@ -120,6 +120,8 @@ func TestSectionPassages(t *testing.T) {
 			[]string{"> ```yaml title=\"gateway.yaml\"", "> listen: 0.0.0.0:8080", ">     retries: 4", "> ```"}, "Quartz"},
 		{"two strong sections of one page", "How long are logs kept, and which port serves metrics?", []string{"logs", "metrics"},
 			[]string{"> Logs rotate daily and are kept for 14 days.", "> Metrics are exported on port 9464 for Prometheus."}, "45 seconds"},
+		{"a section for each part of the question", "How long does the gateway wait behind a corporate proxy before the proxy timeout, and on which port for Prometheus?", []string{"network", "metrics"},
+			[]string{"> Behind a corporate proxy, the gateway waits for the proxy for 45 seconds before it gives up (the proxy timeout).", "> Metrics are exported on port 9464 for Prometheus."}, "14 days"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

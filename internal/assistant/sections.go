@@ -183,13 +183,7 @@ func (p *pageSections) hasBody(s section) bool {
 // A long section does not win by holding the question's words far apart.
 func (p *pageSections) score(i int, ts *termSet) float64 {
 	s := p.sections[i]
-	own := s.head
-	if s.from < s.to {
-		from, to := densestLines(p.sizes[s.from:s.to], p.masks[s.from:s.to], ts, maxExtractiveChars)
-		for _, m := range p.masks[s.from+from : s.from+to] {
-			own |= m
-		}
-	}
+	own := p.shown(i, ts)
 	var above, others uint64
 	for j := s.parent; j >= 0; j = p.sections[j].parent {
 		above |= p.sections[j].head
@@ -200,4 +194,18 @@ func (p *pageSections) score(i int, ts *termSet) float64 {
 		}
 	}
 	return ts.score(own) + ts.score(s.head&^others)/2 + ts.score(above&^own)/2
+}
+
+// shown are the question's words a quote of section i shows: those of its
+// heading and of the densest lines of its body (see excerpt).
+func (p *pageSections) shown(i int, ts *termSet) uint64 {
+	s := p.sections[i]
+	own := s.head
+	if s.from < s.to {
+		from, to := densestLines(p.sizes[s.from:s.to], p.masks[s.from:s.to], ts, maxExtractiveChars)
+		for _, m := range p.masks[s.from+from : s.from+to] {
+			own |= m
+		}
+	}
+	return own
 }
