@@ -35,7 +35,8 @@ func (a *Answer) extractive(ctx context.Context, ps []passage) (quoted []passage
 // scores at least half as well as the first), the section whose body and
 // heading hold the most of the question's words, rare words weighing most,
 // whether or not retrieval returned that section; and a second section of
-// the page when it scores close to the first. Each passage links to its
+// the page when it scores close to the first, or shows enough of the
+// question's words the first does not (see complement). Each passage links to its
 // section (page#anchor). A page that cannot be read, or none of whose
 // sections holds a question word, gives its best retrieved passage.
 func (a *Answer) sectionPassages(ctx context.Context, ps []passage, ts *termSet) []passage {
@@ -163,9 +164,10 @@ func pickSections(p *pageSections, ts *termSet) []int {
 // words a quote of section best does not, when they weigh at least
 // complementShare of best's score: the part of the page that answers
 // another part of the question ("how do I export it, and how do they open
-// it?"). -1 when none does.
+// it?"). Words of the page's title are not missing: the whole page is
+// about them. -1 when none does.
 func complement(p *pageSections, ts *termSet, best int, bestScore float64) int {
-	shown := p.shown(best, ts)
+	shown := p.shown(best, ts) | p.title
 	out, outScore := -1, 0.0
 	for i, s := range p.sections {
 		if i == best || s.head|s.body == 0 || !p.hasBody(s) {

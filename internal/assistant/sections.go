@@ -35,6 +35,8 @@ type pageSections struct {
 	// sizes and masks are each line's bytes and question words (lineMasks).
 	sizes []int
 	masks []uint64
+	// title is the question's words in the page's title.
+	title uint64
 }
 
 // splitSections cuts a page's Markdown (search.PageText.Content: the title
@@ -58,6 +60,9 @@ func splitSections(content string, ts *termSet) pageSections {
 	spans := mdblock.Spans(lines)
 	sizes, masks := lineMasks(lines, spans, ts)
 	p := pageSections{lines: lines, sizes: sizes, masks: masks}
+	if start == 1 {
+		p.title = masks[0]
+	}
 	seen := map[string]int{}
 	cur := section{parent: -1, from: start}
 	var open []int // sections of the headings above, by level
