@@ -30,6 +30,9 @@ type verdict struct {
 	missing []string
 	note    string
 	kept    []passage
+	// byName is set when names of the question that the docs never
+	// mention decided the status (missing holds them).
+	byName bool
 }
 
 // indexFacts is what the index says of a question's words: how many pages
@@ -117,7 +120,7 @@ func decide(qt questionTerms, f indexFacts, ps []passage) verdict {
 	v := verdict{status: TurnAnswered, kept: kept}
 	switch {
 	case len(missing) > 0:
-		v.missing = missing
+		v.missing, v.byName = missing, true
 		if len(kept) > 0 && len(evidence) > 0 && coveredPart(qt.parts, missingParts, key, kept) {
 			v.status = TurnPartial
 			v.note = "The docs don't mention " + orList(missing) + ". Here is what they say about the rest of your question."
