@@ -321,7 +321,7 @@ func TestModelAnswerNamesWhatTheDocsLack(t *testing.T) {
 				if st.Status != tc.status || st.Note != tc.note || !slices.Equal(st.Missing, tc.missing) {
 					t.Errorf("status = %+v, want %s %q %q", st, tc.status, tc.note, tc.missing)
 				}
-				if string(turn.Status) != string(tc.status) || !slices.Equal(turn.Missing, tc.missing) {
+				if turn.Status != tc.status || !slices.Equal(turn.Missing, tc.missing) {
 					t.Errorf("turn status %q missing %q", turn.Status, turn.Missing)
 				}
 				if len(rec.statuses) != 1 || rec.statuses[0].Status != tc.status {
