@@ -183,7 +183,7 @@ func TestIndexEndpointAndLocalFolder(t *testing.T) {
 	}
 	r = s.post(v1, s.assistantA, map[string]any{"fp": "anonymous", "messages": []any{map[string]any{"role": "user", "content": "How do I exclude files?"}}})
 	expectStatus(t, r, http.StatusOK)
-	if !strings.Contains(string(r.body), `h:{"sourceType":"url","id":"src_1","url":"/guides/sync#exclude-files","title":"Sync a folder › Exclude files"}`) {
+	if !strings.Contains(string(r.body), `h:{"sourceType":"url","id":"src_1","url":"/guides/sync#exclude-files","title":"Sync a folder › Exclude files",`) {
 		t.Fatalf("indexed folder domain (no site URL: relative links):\n%s", r.body)
 	}
 	// The domain's top-level finish threadId is off; v2 still carries the

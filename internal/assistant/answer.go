@@ -210,6 +210,7 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 			return a.fail(ctx, st, t, err)
 		}
 	default:
+		names := a.namesNotInDocs(ctx, ps)
 		t.Sources = turnSources(ps)
 		if err := st.Sources(sources(ps, a.req.Question())); err != nil {
 			beat.stop()
@@ -221,10 +222,9 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 		if err != nil {
 			return a.fail(ctx, st, t, err)
 		}
-		missing := a.namesNotInDocs()
-		t.Status, t.StatusNote = modelStatus(grounded, missing)
-		if t.Status == TurnPartial && len(grounded.declines) == 0 {
-			t.Missing = missing
+		t.Status, t.StatusNote = modelStatus(grounded, names)
+		if names.byName && len(grounded.declines) == 0 && t.StatusNote != strictNothingText {
+			t.Missing = names.missing
 		}
 		if err := st.Status(answerStatus(t)); err != nil {
 			return a.fail(ctx, st, t, err)
@@ -348,11 +348,17 @@ func groundedPassages(ps []passage) []groundedPassage {
 	return out
 }
 
-// namesNotInDocs are the names of the question that the docs never
-// mention, which make a model's answer partial. The status decision of
-// answers without a model finds them; until its result is shared with
-// this path, a model's answer is partial only when the model says so.
-func (a *Answer) namesNotInDocs() []string { return nil }
+// namesNotInDocs is the status that the question's names decide for a
+// model's answer: the decision of answers without a model (see decide),
+// of which only names the docs never mention count; the model still
+// reads every passage and judges the rest itself.
+func (a *Answer) namesNotInDocs(ctx context.Context, ps []passage) verdict {
+	v := a.status(ctx, ps)
+	if !v.byName {
+		return verdict{status: TurnAnswered}
+	}
+	return v
+}
 
 // answerStatus is what the turn's answer is worth, as the reader is told.
 // An answer from a domain with no index yet covers nothing.

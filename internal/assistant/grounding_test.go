@@ -114,6 +114,12 @@ var modelServers = []modelServer{
 // answers with chunks, on a domain with the given grounding setting.
 func groundedAnswer(t *testing.T, ms modelServer, grounding string, chunks ...string) (*env, *recorder, assistant.Turn, *prometheus.Registry) {
 	t.Helper()
+	return groundedAnswerTo(t, ms, grounding, "How do I exclude files from a sync?", chunks...)
+}
+
+// groundedAnswerTo is groundedAnswer to another question about syncs.
+func groundedAnswerTo(t *testing.T, ms modelServer, grounding, question string, chunks ...string) (*env, *recorder, assistant.Turn, *prometheus.Registry) {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	open := ms.start(t, llmtest.Text(chunks...))
 	e := setup(t, func(c *assistant.Config) { c.OpenModel = open; c.Registerer = reg })
@@ -125,7 +131,7 @@ func groundedAnswer(t *testing.T, ms modelServer, grounding string, chunks ...st
 	d.Model = model
 	d.Settings.Grounding = grounding
 	must(t, e.store.UpdateDomain(t.Context(), d))
-	req := ask("How do I exclude files from a sync?")
+	req := ask(question)
 	must(t, req.Validate())
 	a, err := e.svc.Begin(t.Context(), d, req)
 	must(t, err)
@@ -286,5 +292,42 @@ func TestModelThatDeclinesPartIsPartial(t *testing.T) {
 				t.Errorf("groundings = %+v", rec.groundings)
 			}
 		})
+	}
+}
+
+func TestModelAnswerNamesWhatTheDocsLack(t *testing.T) {
+	t.Parallel()
+	const answer = "Put glob patterns in a `.ternignore` file at the root of the folder [1]."
+	for _, ms := range modelServers {
+		for _, tc := range []struct {
+			name, question, status, note string
+			missing                      []string
+		}{
+			{"a name beside a covered part", "How do I exclude files from a sync, and does it work with Dropbox?",
+				assistant.StatusPartial, "The docs don't mention Dropbox.", []string{"Dropbox"}},
+			{"a name and nothing else", "Can a sync exclude files on Dropbox?",
+				assistant.StatusNotCovered, "The docs don't mention Dropbox.", []string{"Dropbox"}},
+			{"every name known", "How do I exclude files from a Tern sync?", assistant.StatusAnswered, "", nil},
+		} {
+			t.Run(ms.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				// groundedAnswerTo checks that the model was given the
+				// passages even when the answer is not covered.
+				_, rec, turn, _ := groundedAnswerTo(t, ms, "", tc.question, answer)
+				if rec.text.String() != answer {
+					t.Fatalf("text = %q, want the model's answer unchanged", rec.text.String())
+				}
+				st := rec.finish.Status
+				if st.Status != tc.status || st.Note != tc.note || !slices.Equal(st.Missing, tc.missing) {
+					t.Errorf("status = %+v, want %s %q %q", st, tc.status, tc.note, tc.missing)
+				}
+				if turn.Status != tc.status || !slices.Equal(turn.Missing, tc.missing) {
+					t.Errorf("turn status %q missing %q", turn.Status, turn.Missing)
+				}
+				if len(rec.statuses) != 1 || rec.statuses[0].Status != tc.status {
+					t.Errorf("status events = %+v", rec.statuses)
+				}
+			})
+		}
 	}
 }

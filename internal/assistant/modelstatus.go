@@ -1,18 +1,17 @@
 package assistant
 
-import "strings"
-
 // modelStatus is the status of a model's answer, from what its grounding
-// found and the names of the question the docs do not mention (known
-// before the model wrote; none when every name is known):
+// found and the status the question's names decide (see decide; known
+// before the model wrote):
 //
 //   - the model declined and backed no claim with a passage: not covered,
 //     with its decline as the note;
 //   - strict grounding left out every claim: not covered;
-//   - it declined a part, or names of the question are not in the docs:
-//     partial, with its decline (or the names) as the note;
+//   - it declined a part: partial, with its decline as the note;
+//   - names of the question are not in the docs: partial, or not covered
+//     when no other part of the question is, with the names as the note;
 //   - else answered.
-func modelStatus(st groundingStats, missingNames []string) (status, note string) {
+func modelStatus(st groundingStats, names verdict) (status, note string) {
 	decline := ""
 	if len(st.declines) > 0 {
 		decline = plainText(st.declines[0])
@@ -24,8 +23,10 @@ func modelStatus(st groundingStats, missingNames []string) (status, note string)
 		return TurnNotCovered, strictNothingText
 	case len(st.declines) > 0:
 		return TurnPartial, decline
-	case len(missingNames) > 0:
-		return TurnPartial, "The docs don't mention " + strings.Join(missingNames, " or ") + "."
+	case names.byName && names.status == TurnNotCovered:
+		return TurnNotCovered, names.note
+	case names.byName:
+		return TurnPartial, "The docs don't mention " + orList(names.missing) + "."
 	}
 	return TurnAnswered, ""
 }

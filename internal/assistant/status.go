@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -30,6 +31,9 @@ type verdict struct {
 	missing []string
 	note    string
 	kept    []passage
+	// byName is set when names of the question that the docs never
+	// mention decided the status (missing holds them).
+	byName bool
 }
 
 // indexFacts is what the index says of a question's words: how many pages
@@ -53,6 +57,12 @@ const rareShare = 100
 // its words, and the passages retrieved (best first). Kept passages are
 // numbered from 1 again.
 func decide(qt questionTerms, f indexFacts, ps []passage) verdict {
+	// Numbered by rank, on a copy, so that kept passages tell where they
+	// ranked (see outranking).
+	ps = slices.Clone(ps)
+	for i := range ps {
+		ps[i].n = i + 1
+	}
 	// Words of the names the docs do not mention are decided by the name.
 	inMissing := map[string]bool{}
 	var missing []string
@@ -117,7 +127,7 @@ func decide(qt questionTerms, f indexFacts, ps []passage) verdict {
 	v := verdict{status: TurnAnswered, kept: kept}
 	switch {
 	case len(missing) > 0:
-		v.missing = missing
+		v.missing, v.byName = missing, true
 		if len(kept) > 0 && len(evidence) > 0 && coveredPart(qt.parts, missingParts, key, kept) {
 			v.status = TurnPartial
 			v.note = "The docs don't mention " + orList(missing) + ". Here is what they say about the rest of your question."
@@ -140,10 +150,23 @@ func decide(qt questionTerms, f indexFacts, ps []passage) verdict {
 	case len(kept) == 0:
 		v.status = TurnNotCovered
 	}
+	if len(v.kept) > 0 && len(evidence) > 0 {
+		v.kept = outranking(ps, v.kept, evidence)
+	}
 	for i := range v.kept {
 		v.kept[i].n = i + 1
 	}
 	return v
+}
+
+// outranking adds to the kept passages those that share a word with the
+// question and that retrieval ranks above the last one kept (passages are
+// numbered by rank): once the question is answered, a passage ranked above
+// evidence is not there by chance for sharing only one of its words, since
+// the ranking weighed them all.
+func outranking(ps, kept []passage, words []qword) []passage {
+	last := kept[len(kept)-1].n
+	return holding(ps[:last], words, func(held []qword) bool { return len(held) > 0 })
 }
 
 // fields counts the words as the reader wrote them: the parts of a

@@ -134,3 +134,39 @@ func TestDecideNotes(t *testing.T) {
 		t.Errorf("note = %q", v.note)
 	}
 }
+
+// TestDecideKeepsWhatOutranksEvidence: a passage sharing one ordinary word
+// with the question is chance below the evidence, not above it.
+func TestDecideKeepsWhatOutranksEvidence(t *testing.T) {
+	t.Parallel()
+	requests := passage{title: "Requests", text: "Each request is listed with its status and duration."}
+	logs := passage{title: "Logs", text: "Export the request log as CSV from the logs page."}
+	frames := passage{title: "Frames", text: "Wrap an image in a frame to give it a border."}
+	tests := []struct {
+		name string
+		ps   []passage
+		kept []string
+	}{
+		{"ranked above the evidence", []passage{requests, logs, frames}, []string{"Requests", "Logs"}},
+		{"ranked below the evidence", []passage{logs, requests, frames}, []string{"Logs"}},
+		{"sharing no word", []passage{frames, logs, requests}, []string{"Logs"}},
+	}
+	for _, tc := range tests {
+		qt := questionWords("Where can I download the request log as a spreadsheet?", nil)
+		f := indexFacts{pages: 1000, common: 200, df: map[string]int{}}
+		for _, w := range qt.words {
+			f.df[w.stem] = 60
+		}
+		v := decide(qt, f, tc.ps)
+		var kept []string
+		for i, p := range v.kept {
+			kept = append(kept, p.title)
+			if p.n != i+1 {
+				t.Errorf("%s: passage %q numbered %d, want %d", tc.name, p.title, p.n, i+1)
+			}
+		}
+		if v.status != TurnAnswered || !slices.Equal(kept, tc.kept) {
+			t.Errorf("%s: status %s, kept %q; want answered, %q", tc.name, v.status, kept, tc.kept)
+		}
+	}
+}
