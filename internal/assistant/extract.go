@@ -126,8 +126,9 @@ func bestPages(ps []passage) [][]passage {
 }
 
 // pickSections are the sections of a page to quote, best first: the one
-// that scores best, and the next best when it scores at least strongSecond
-// as well. Sections without a body, or without a question word, are not
+// that scores best (the first of equals: a page that leads with the answer
+// to its title's question, "Install Quill", leads with its first section),
+// and the next best when it scores at least strongSecond as well. Sections without a body, or without a question word, are not
 // quoted; nil means none.
 func pickSections(p *pageSections, ts *termSet) []int {
 	if p == nil {
@@ -141,7 +142,7 @@ func pickSections(p *pageSections, ts *termSet) []int {
 		}
 		sc := p.score(i, ts)
 		switch {
-		case sc > bestScore:
+		case sc > bestScore || best < 0:
 			second, secondScore = best, bestScore
 			best, bestScore = i, sc
 		case sc > secondScore:
@@ -151,6 +152,11 @@ func pickSections(p *pageSections, ts *termSet) []int {
 	switch {
 	case best < 0:
 		return nil
+	case bestScore == 0:
+		// The question asks only what the page's title says ("How do I
+		// install Quill?" of "Install Quill"): the page as a whole answers
+		// it, from its start.
+		return []int{p.whole()}
 	case second >= 0 && secondScore >= strongSecond*bestScore:
 		return []int{best, second}
 	}

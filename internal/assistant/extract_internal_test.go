@@ -259,3 +259,32 @@ func TestTermSetWholeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSectionPassagesTitleQuestion: a question that asks what the page's
+// title says ("How do I install Kettle?" of "Install Kettle") is answered
+// by the page from its start, not by a later section that repeats the
+// title's words ("Check the installation").
+func TestSectionPassagesTitleQuestion(t *testing.T) {
+	t.Parallel()
+	page := strings.Join([]string{
+		"# Install Kettle",
+		"",
+		"## With a package manager",
+		"",
+		"```bash",
+		"apt install kettle",
+		"```",
+		"",
+		"## Check the installation",
+		"",
+		"Run `kettle --version`. To upgrade Kettle, install it again.",
+	}, "\n")
+	svc := New(Config{Index: pageIndex{pages: map[string]string{"install": page}}})
+	retrieved := []passage{{n: 1, hit: search.Hit{Chunk: search.Chunk{PagePath: "install", PageTitle: "Install Kettle", Anchor: "check-the-installation", Heading: "Check the installation"}, Score: 1},
+		url: "/install#check-the-installation", title: "Install Kettle › Check the installation", text: "Run `kettle --version`."}}
+	a := &Answer{svc: svc, domain: tenant.Domain{ID: "k"}, req: Request{Messages: []Message{{Role: "user", Text: "How do I install Kettle?"}}}}
+	ps, answer, _ := a.extractive(t.Context(), retrieved)
+	if len(ps) != 1 || ps[0].url != "/install" || !strings.Contains(answer, "apt install kettle") {
+		t.Fatalf("passages %+v:\n%s", ps, answer)
+	}
+}

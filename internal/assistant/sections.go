@@ -157,6 +157,22 @@ func (p *pageSections) hasAnchor(a string) bool {
 	return false
 }
 
+// whole adds a section that is the whole page, from its top, to the
+// page's sections, and returns its index: a quote of it is the page's
+// start, cited as the page.
+func (p *pageSections) whole() int {
+	s := section{parent: -1, to: len(p.lines)}
+	if len(p.sections) > 0 {
+		s.from = p.sections[0].from
+	}
+	for _, o := range p.sections {
+		s.head |= o.head
+		s.body |= o.body
+	}
+	p.sections = append(p.sections, s)
+	return len(p.sections) - 1
+}
+
 // text is a section's body as Markdown, without the blank lines around it.
 func (p *pageSections) text(s section) string {
 	from, to := s.from, s.to
@@ -188,7 +204,9 @@ func (p *pageSections) hasBody(s section) bool {
 // A long section does not win by holding the question's words far apart.
 func (p *pageSections) score(i int, ts *termSet) float64 {
 	s := p.sections[i]
-	own := p.shown(i, ts)
+	// Words of the page's title are what the whole page is about: every
+	// section has them, so they tell none apart.
+	own := p.shown(i, ts) &^ p.title
 	var above, others uint64
 	for j := s.parent; j >= 0; j = p.sections[j].parent {
 		above |= p.sections[j].head
@@ -198,7 +216,7 @@ func (p *pageSections) score(i int, ts *termSet) float64 {
 			others |= o.head
 		}
 	}
-	return ts.score(own) + ts.score(s.head&^others)/2 + ts.score(above&^own)/2
+	return ts.score(own) + ts.score(s.head&^others&^p.title)/2 + ts.score(above&^own&^p.title)/2
 }
 
 // shown are the question's words a quote of section i shows: those of its
