@@ -28,7 +28,7 @@ type qword struct {
 }
 
 // qname is a name the reader wrote: capitalised words that do not start a
-// sentence ("HashiCorp Vault"), an acronym, a camel-case word, or an
+// sentence ("Azure Key Vault"), an acronym, a camel-case word, or an
 // identifier (`--dry-run`, `pkg-name`, `snake_case`, `dotted.name`,
 // "arm64"). The docs either mention it or they do not.
 type qname struct {

@@ -10,7 +10,7 @@ import (
 // question being typed and one in Spanish.
 var retrieveBenchQuestions = []string{
 	"How do I set up a custom domain?",
-	"Where do I put instructions for the writing agent?",
+	"Which file holds the style rules the writing agent follows?",
 	"Can I use snippets from the web editor?",
 	"How do I hide a page from the navigation but keep it searchable?",
 	"openapi authentication header",

@@ -17,7 +17,7 @@ import (
 // set: assistant questions of the usual lengths.
 var benchQuestions = []string{
 	"How do I set up a custom domain?",
-	"Where do I put house-style instructions for the writing agent?",
+	"Which file holds the style rules the writing agent follows?",
 	"Can I use snippets from the web editor?",
 	"How long can the path prefix be when I serve the docs at a subpath?",
 	"openapi authentication header",
