@@ -198,12 +198,10 @@ func (a *Answer) Stream(ctx context.Context, st Sink) error {
 		t.FirstTextTime = time.Since(a.started)
 		if t.Status == TurnPartial {
 			// The note comes first, as the budget's does.
-			answer = v.note + "\n\n" + answer
-			pieces = append([]string{v.note + "\n\n"}, pieces...)
+			answer, pieces = lead(v.note, answer, pieces)
 		}
 		if budgetNote != "" {
-			answer = budgetNote + "\n\n" + answer
-			pieces = append([]string{budgetNote + "\n\n"}, pieces...)
+			answer, pieces = lead(budgetNote, answer, pieces)
 			a.svc.metrics.exhausted.WithLabelValues(a.domain.ID).Inc()
 		}
 		if err := writeText(st, t, answer, pieces); err != nil {
@@ -380,6 +378,12 @@ func PaidModel(model string) bool { return !isExtractive(model) }
 
 func isExtractive(model string) bool {
 	return model == "" || model == ModelExtractive || model == modelBuiltin
+}
+
+// lead puts a note before an answer ready all at once, as its own first
+// piece.
+func lead(note, answer string, pieces []string) (string, []string) {
+	return note + "\n\n" + answer, append([]string{note + "\n\n"}, pieces...)
 }
 
 // writeText sends an answer that is ready all at once, in pieces (which

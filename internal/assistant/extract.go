@@ -155,7 +155,7 @@ func pickSections(p *pageSections, ts *termSet) []int {
 	case bestScore == 0:
 		// The question asks only what the page's title says ("How do I
 		// install Quill?" of "Install Quill"): the page as a whole answers
-		// it, from its start.
+		// it, from its start (a section whole adds to p).
 		return []int{p.whole()}
 	case second >= 0 && secondScore >= strongSecond*bestScore:
 		return []int{best, second}
