@@ -57,7 +57,13 @@ type MemoryConfig struct {
 	// store, for a process that has none of its own (a new replica) to
 	// load rather than analyse every chunk again.
 	Shared SharedSnapshots
-	Log    *slog.Logger
+	// VectorModel, if set, is the embedding model whose passage vectors
+	// the Memory holds beside each domain's index, read from the store
+	// (if it is a VectorSource) whenever the domain is loaded. They are
+	// not in snapshots: a snapshot is checked by the pages it holds, and
+	// vectors change without the pages changing.
+	VectorModel string
+	Log         *slog.Logger
 }
 
 // SharedSnapshots keeps each domain's newest index snapshot where every
@@ -310,6 +316,9 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 	if held == nil {
 		// A first load: a snapshot, if the store holds its pages.
 		di, from, sharedDamaged = m.fromSnapshot(ctx, domain)
+		if di != nil {
+			m.attachVectors(ctx, domain, di)
+		}
 	}
 	if di == nil {
 		// The chunks are analysed as they arrive, while the rest are read.
@@ -324,6 +333,7 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 			return nil, err
 		}
 		di, from = b.finish(v), "store"
+		m.attachVectors(ctx, domain, di)
 		if (m.cfg.SnapshotDir != "" || m.cfg.Shared != nil) && snapshotable(di.chunks) {
 			m.save(domain, di, sharedDamaged)
 		}
