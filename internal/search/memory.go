@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/docsmith/docsmith/internal/semantic"
 )
 
 // Source is a store's search index as a Memory reads it: the store keeps
@@ -57,13 +59,14 @@ type MemoryConfig struct {
 	// store, for a process that has none of its own (a new replica) to
 	// load rather than analyse every chunk again.
 	Shared SharedSnapshots
-	// VectorModel, if set, is the embedding model whose passage vectors
-	// the Memory holds beside each domain's index, read from the store
-	// (if it is a VectorSource) whenever the domain is loaded. They are
-	// not in snapshots: a snapshot is checked by the pages it holds, and
-	// vectors change without the pages changing.
-	VectorModel string
-	Log         *slog.Logger
+	// Embedder, if set, makes the Memory hold the passage vectors of its
+	// model beside each domain's index, read from the store (if it is a
+	// VectorSource) whenever the domain is loaded, and embed the passages
+	// without one on UpdateVectors. Vectors are not in snapshots: a
+	// snapshot is checked by the pages it holds, and vectors change
+	// without the pages changing.
+	Embedder semantic.Embedder
+	Log      *slog.Logger
 }
 
 // SharedSnapshots keeps each domain's newest index snapshot where every

@@ -37,7 +37,7 @@ func (m *Memory) SearchVector(ctx context.Context, domain string, vec []float32,
 // domain next loads.
 func (m *Memory) attachVectors(ctx context.Context, domain string, di *domainIndex) {
 	vs, ok := m.src.(VectorSource)
-	if m.cfg.VectorModel == "" || !ok || len(di.chunks) == 0 {
+	if m.cfg.Embedder == nil || !ok || len(di.chunks) == 0 {
 		return
 	}
 	want := make(map[string][]int32, len(di.chunks))
@@ -54,7 +54,7 @@ func (m *Memory) attachVectors(ctx context.Context, domain string, di *domainInd
 		dims int
 		n    int32
 	)
-	err := vs.DomainVectors(ctx, domain, m.cfg.VectorModel, func(v Vector) error {
+	err := vs.DomainVectors(ctx, domain, m.cfg.Embedder.Model(), func(v Vector) error {
 		docs := want[v.Hash]
 		if len(docs) == 0 {
 			return nil
