@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/semantic"
@@ -27,6 +28,13 @@ const (
 	rrfK = 60
 	// rerankTop is how many fused passages the reranker sees.
 	rerankTop = 30
+	// DefaultProviderPause is how long a provider that timed out, was
+	// unreachable or overloaded is left alone: meanwhile searches rank
+	// without it at once rather than each waiting out its timeout.
+	DefaultProviderPause = 5 * time.Second
+	// reasonPaused is the fallback reason of a search that did not ask a
+	// paused provider.
+	reasonPaused = "paused"
 	// maxQueryVectorText bounds the question text a cached vector is kept
 	// for: longer ones are embedded but not kept.
 	maxQueryVectorText = 2 << 10
@@ -46,6 +54,10 @@ type Hybrid struct {
 	RerankBudget time.Duration
 	// QueryVectors bounds the question vectors kept (DefaultQueryVectors).
 	QueryVectors int
+	// ProviderPause is how long a provider that timed out, was
+	// unreachable or rate limited is not asked (DefaultProviderPause; a
+	// negative value never pauses).
+	ProviderPause time.Duration
 	// Metrics counts the searches that went on without a provider.
 	Metrics *semantic.Metrics
 	Log     *slog.Logger
@@ -56,6 +68,9 @@ type hybrid struct {
 	cfg   Hybrid
 	dense VectorSearcher
 	vecs  *vectorCache
+	// pausedUntil holds, per provider, the unix nanoseconds until which
+	// it is not asked (see ProviderPause).
+	embedPaused, rerankPaused atomic.Int64
 }
 
 // WithHybrid makes r fuse dense retrieval with BM25 and rerank, as h
@@ -69,6 +84,9 @@ func (r *Retriever) WithHybrid(h Hybrid) *Retriever {
 	}
 	if h.QueryVectors <= 0 {
 		h.QueryVectors = DefaultQueryVectors
+	}
+	if h.ProviderPause == 0 {
+		h.ProviderPause = DefaultProviderPause
 	}
 	if h.Log == nil {
 		h.Log = slog.New(slog.DiscardHandler)
@@ -128,6 +146,9 @@ func (h *hybrid) nearest(ctx context.Context, domain string, req Request, limit 
 	model := h.cfg.Embedder.Model()
 	vec, ok := h.vecs.get(model, req.Query)
 	if !ok {
+		if h.paused(ctx, &h.embedPaused, semantic.ProviderEmbeddings) {
+			return nil, false
+		}
 		ectx, cancel := context.WithTimeout(ctx, h.cfg.EmbedTimeout)
 		vecs, err := h.cfg.Embedder.Embed(ectx, []string{req.Query})
 		cancel()
@@ -137,6 +158,7 @@ func (h *hybrid) nearest(ctx context.Context, domain string, req Request, limit 
 		}
 		if err != nil {
 			h.fallBack(ctx, semantic.ProviderEmbeddings, domain, err)
+			h.pauseAfter(&h.embedPaused, err)
 			return nil, false
 		}
 		vec = vecs[0]
@@ -156,6 +178,9 @@ func (h *hybrid) nearest(ctx context.Context, domain string, req Request, limit 
 // rerank reorders the first rerankTop hits by the reranker's scores,
 // within the budget; past it, or on any failure, hits keep their order.
 func (h *hybrid) rerank(ctx context.Context, query string, hits []Hit) []Hit {
+	if h.paused(ctx, &h.rerankPaused, semantic.ProviderRerank) {
+		return hits
+	}
 	n := min(len(hits), rerankTop)
 	docs := make([]string, n)
 	for i := range n {
@@ -170,6 +195,7 @@ func (h *hybrid) rerank(ctx context.Context, query string, hits []Hit) []Hit {
 	}
 	if err != nil {
 		h.fallBack(ctx, semantic.ProviderRerank, "", err)
+		h.pauseAfter(&h.rerankPaused, err)
 		return hits
 	}
 	order := make([]int, n)
@@ -190,6 +216,31 @@ func (h *hybrid) fallBack(ctx context.Context, provider, domain string, err erro
 	reason := semantic.Reason(err)
 	h.cfg.Metrics.Fallback(provider, reason)
 	h.cfg.Log.WarnContext(ctx, "search: going on without the provider", "provider", provider, "reason", reason, "domain", domain, "err", err)
+}
+
+// paused reports whether the provider is paused, counting the search that
+// goes on without it.
+func (h *hybrid) paused(ctx context.Context, until *atomic.Int64, provider string) bool {
+	if time.Now().UnixNano() >= until.Load() {
+		return false
+	}
+	h.cfg.Metrics.Fallback(provider, reasonPaused)
+	h.cfg.Log.DebugContext(ctx, "search: provider paused", "provider", provider)
+	return true
+}
+
+// pauseAfter pauses the provider after a failure that the next requests
+// would most likely meet too, and wait for: a timeout, no connection, a
+// rate limit or an overloaded server. A malformed reply or a refusal comes
+// back at once, and pausing would gain nothing.
+func (h *hybrid) pauseAfter(until *atomic.Int64, err error) {
+	if h.cfg.ProviderPause < 0 {
+		return
+	}
+	switch semantic.Reason(err) {
+	case semantic.ReasonTimeout, semantic.ReasonUnreachable, semantic.ReasonRateLimited, semantic.ReasonServer:
+		until.Store(time.Now().Add(h.cfg.ProviderPause).UnixNano())
+	}
 }
 
 // capPerPage keeps at most maxPerPage hits of each page (0: all), in order.

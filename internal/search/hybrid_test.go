@@ -85,8 +85,8 @@ func hybridChunks() []Chunk {
 		page("glass", "Glass chimneys", "Clean the glass chimney of soot with a soft cloth; a lantern chimney cracks when cold water touches it."),
 		page("storage", "Storage", "Store the lantern dry, with the wick trimmed and the oil tank empty, away from children."),
 		page("shipping", "Shipping", "Orders ship in three days; lanterns ship without oil."),
-		page("secret", "Dealer prices", "Dealer prices for the lantern wick oil light trim kit.", // restricted
-		),
+		page("secret", "Dealer prices", "Dealer prices for the lantern wick oil light trim kit."),// restricted
+
 	}
 }
 
@@ -403,5 +403,33 @@ func TestVectorCacheBounded(t *testing.T) {
 	}
 	if _, ok := c.get("other", "a"); ok {
 		t.Error("a vector served for another model")
+	}
+}
+
+func TestHybridPausesAProviderThatTimesOut(t *testing.T) {
+	t.Parallel()
+	f := newHybridFixture(t)
+	ctx := t.Context()
+	f.embeds.Reset()
+	f.embeds.SetFault(semantictest.Fault{Failure: semantictest.FailDelay, Delay: 2 * time.Second})
+	r := f.retriever(Hybrid{Embedder: f.emb, EmbedTimeout: 100 * time.Millisecond, ProviderPause: time.Hour})
+	if _, err := r.Retrieve(ctx, "shop", Request{Query: "trim the wick"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, q := range []string{"light the lantern", "clean the chimney", "ship without oil"} {
+		hits, err := r.Retrieve(ctx, "shop", Request{Query: q})
+		if err != nil || len(hits) == 0 {
+			t.Fatalf("%q: %q, %v", q, ids(hits), err)
+		}
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("three searches took %v while the provider was paused", took)
+	}
+	if n := f.fallbacks(t, semantic.ProviderEmbeddings, "paused"); n != 3 {
+		t.Errorf("paused fallbacks = %v, want 3", n)
+	}
+	if n := len(f.embeds.Requests()); n > 1+1 { // the first search's, and perhaps its retry
+		t.Errorf("%d requests reached the paused provider", n)
 	}
 }
