@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/docsmith/docsmith/internal/search/engine"
 	"github.com/docsmith/docsmith/internal/semantic"
 )
 
@@ -84,7 +85,7 @@ func updateVectors(ctx context.Context, src Source, vs VectorSource, domain stri
 			break
 		}
 		for i, v := range vecs {
-			if _, ok := normalized(v); !ok || len(v) > MaxVectorDims {
+			if _, ok := engine.Normalized(v); !ok || len(v) > MaxVectorDims {
 				continue
 			}
 			fresh = append(fresh, Vector{Hash: hashes[start+i], Values: v})

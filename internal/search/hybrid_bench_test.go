@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -151,17 +152,36 @@ func BenchmarkHybridRetrieve(b *testing.B) {
 // every passage vector of DOCSMITH_BENCH_SITE (or made-up passages).
 func BenchmarkVectorScan(b *testing.B) {
 	chunks := benchChunks(b)
-	di := &domainIndex{chunks: chunks, dims: benchDims, vectorAt: make([]int32, len(chunks))}
-	for d := range chunks {
-		di.vectorAt[d] = int32(d)
-		di.vectors = append(di.vectors, semantictest.Vector(EmbedText(&chunks[d]), benchDims)...)
+	src := newVecSource()
+	mem := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62, Embedder: &localEmbedder{dims: benchDims}})
+	if err := mem.ReplacePages(b.Context(), "bench", chunks, nil); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := mem.UpdateVectors(b.Context(), "bench"); err != nil {
+		b.Fatal(err)
 	}
 	q := semantictest.Vector("how do I set up a custom domain", benchDims)
+	if hits, err := mem.SearchVector(b.Context(), "bench", q, 40, Filter{}); err != nil || len(hits) == 0 {
+		b.Fatalf("%d hits, %v", len(hits), err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := di.nearest(q, 40, Filter{}); err != nil {
+		if _, err := mem.SearchVector(b.Context(), "bench", q, 40, Filter{}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(len(chunks)), "passages")
+}
+
+// localEmbedder embeds as the test server does, in process.
+type localEmbedder struct{ dims int }
+
+func (e *localEmbedder) Model() string { return "local/words" }
+
+func (e *localEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = semantictest.Vector(t, e.dims)
+	}
+	return out, nil
 }

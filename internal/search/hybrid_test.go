@@ -85,8 +85,7 @@ func hybridChunks() []Chunk {
 		page("glass", "Glass chimneys", "Clean the glass chimney of soot with a soft cloth; a lantern chimney cracks when cold water touches it."),
 		page("storage", "Storage", "Store the lantern dry, with the wick trimmed and the oil tank empty, away from children."),
 		page("shipping", "Shipping", "Orders ship in three days; lanterns ship without oil."),
-		page("secret", "Dealer prices", "Dealer prices for the lantern wick oil light trim kit."),// restricted
-
+		page("secret", "Dealer prices", "Dealer prices for the lantern wick oil light trim kit."), // restricted
 	}
 }
 

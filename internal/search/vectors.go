@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -111,30 +110,4 @@ func DecodeVector(b []byte) ([]float32, error) {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out, nil
-}
-
-// ErrBadVector is a vector that cannot be used: empty, too long, of
-// another dimension than the index's, or not finite.
-var ErrBadVector = errors.New("unusable vector")
-
-// normalized returns v scaled to unit length, or false when v has no
-// length or a value that is not finite.
-func normalized(v []float32) ([]float32, bool) {
-	var sum float64
-	for _, x := range v {
-		f := float64(x)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, false
-		}
-		sum += f * f
-	}
-	if sum == 0 {
-		return nil, false
-	}
-	inv := 1 / math.Sqrt(sum)
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out, true
 }
