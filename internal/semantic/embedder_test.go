@@ -261,3 +261,19 @@ func TestNewEmbedderFromConfiguration(t *testing.T) {
 		t.Errorf("Model() on a self-hosted server = %q", e.Model())
 	}
 }
+
+func TestEmbedStuckServerBoundedWithoutADeadline(t *testing.T) {
+	t.Parallel()
+	srv := semantictest.NewEmbeddingsServer(t, semantictest.EmbeddingsOptions{})
+	srv.SetFault(semantictest.Fault{Failure: semantictest.FailDelay, Delay: time.Minute, Times: 1})
+	e := newTestEmbedder(t, srv, semantic.EmbedderOptions{})
+	e.SetAttemptLimitForTest(100 * time.Millisecond)
+	// The first request is given up on and retried; the second succeeds.
+	vecs, err := e.Embed(context.Background(), []string{"tern"})
+	if err != nil || len(vecs) != 1 {
+		t.Fatalf("Embed = %d vectors, %v", len(vecs), err)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}

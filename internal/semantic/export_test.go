@@ -8,3 +8,5 @@ func (e *OpenAIEmbedder) SetRetryBaseForTest(base time.Duration) { e.post.retryB
 func (r *HTTPReranker) SetRetryBaseForTest(base time.Duration) { r.post.retryBase = base }
 
 const MaxAttemptsForTest = defaultMaxAttempts
+
+func (e *OpenAIEmbedder) SetAttemptLimitForTest(d time.Duration) { e.post.attemptLimit = d }

@@ -22,6 +22,10 @@ const (
 	defaultMaxAttempts  = 4
 	defaultRetryBase    = 250 * time.Millisecond
 	defaultMaxRetryWait = 20 * time.Second
+	// attemptTimeout bounds one request, so a server that accepts and then
+	// never finishes its reply cannot hold an index build that has no
+	// deadline of its own; the largest batch takes seconds.
+	attemptTimeout = 2 * time.Minute
 	// errorBodyBytes is how much of a refused request's reply goes into the
 	// error: enough for the provider's message, not a page of HTML.
 	errorBodyBytes = 512
@@ -54,6 +58,7 @@ type poster struct {
 	maxAttempts  int
 	retryBase    time.Duration
 	maxRetryWait time.Duration
+	attemptLimit time.Duration
 }
 
 func newPoster(provider, apiKey string, maxReply int64, deps Deps) poster {
@@ -61,6 +66,7 @@ func newPoster(provider, apiKey string, maxReply int64, deps Deps) poster {
 		provider: provider, client: deps.Client, metrics: deps.Metrics, log: deps.Log,
 		apiKey: apiKey, maxReply: maxReply,
 		maxAttempts: defaultMaxAttempts, retryBase: defaultRetryBase, maxRetryWait: defaultMaxRetryWait,
+		attemptLimit: attemptTimeout,
 	}
 	if p.client == nil {
 		p.client = newHTTPClient()
@@ -151,6 +157,8 @@ func (p poster) once(ctx context.Context, url string, body []byte, accept func([
 }
 
 func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, *attemptError) {
+	ctx, cancel := context.WithTimeout(ctx, p.attemptLimit)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &attemptError{reason: ReasonRefused, err: fmt.Errorf("build request: %w", err)}
