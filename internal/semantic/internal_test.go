@@ -98,3 +98,10 @@ func FuzzParseEmbeddings(f *testing.F) {
 		}
 	})
 }
+
+func TestRedactedURLHidesThePassword(t *testing.T) {
+	t.Parallel()
+	if got := redactedURL("https://user:hunter2-secret@vectors.example/v1/embeddings"); got != "https://user:xxxxx@vectors.example/v1/embeddings" {
+		t.Errorf("redactedURL = %q", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +169,7 @@ func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, 
 	if p.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+p.apiKey)
 	}
+	shown := redactedURL(url)
 	resp, err := p.client.Do(req)
 	if err != nil {
 		reason := ReasonUnreachable
@@ -175,11 +177,11 @@ func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, 
 		if errors.As(err, &netErr) && netErr.Timeout() {
 			reason = ReasonTimeout
 		}
-		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("POST %s: %w", url, err)}
+		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("POST %s: %w", shown, err)}
 	}
 	defer func() { _ = resp.Body.Close() }() // the reply was read or is abandoned; nothing to save
 	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(url, resp)
+		return nil, statusError(shown, resp)
 	}
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, p.maxReply+1))
 	if err != nil {
@@ -187,10 +189,10 @@ func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, 
 		if ctx.Err() != nil {
 			reason = ReasonTimeout
 		}
-		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("read reply of %s: %w", url, err)}
+		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("read reply of %s: %w", shown, err)}
 	}
 	if int64(len(reply)) > p.maxReply {
-		return nil, &attemptError{reason: ReasonMalformed, err: fmt.Errorf("reply of %s is larger than %d bytes", url, p.maxReply)}
+		return nil, &attemptError{reason: ReasonMalformed, err: fmt.Errorf("reply of %s is larger than %d bytes", shown, p.maxReply)}
 	}
 	return reply, nil
 }
@@ -209,6 +211,16 @@ func statusError(url string, resp *http.Response) *attemptError {
 	default:
 		return &attemptError{reason: ReasonRefused, err: err}
 	}
+}
+
+// redactedURL is raw as errors and logs may show it: without the password
+// of a user:password@ in it.
+func redactedURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date. Anything
