@@ -17,7 +17,7 @@ func TestSearchProvidersOffByDefault(t *testing.T) {
 	if c.Embeddings.Enabled() || c.Rerank.Enabled() {
 		t.Errorf("providers on by default: %+v %+v", c.Embeddings, c.Rerank)
 	}
-	if c.Embeddings.Batch != 64 || c.Embeddings.Timeout != time.Second || c.Rerank.Budget != 300*time.Millisecond {
+	if c.Embeddings.Batch != 64 || c.Embeddings.Concurrency != 2 || c.Embeddings.Timeout != time.Second || c.Rerank.Budget != 300*time.Millisecond {
 		t.Errorf("defaults: batch %d, timeout %s, rerank budget %s", c.Embeddings.Batch, c.Embeddings.Timeout, c.Rerank.Budget)
 	}
 }
@@ -100,6 +100,7 @@ func TestSearchProviderValuesRefusedWithWhatToFix(t *testing.T) {
 		{"no model name", map[string]string{"DOCSMITH_EMBEDDINGS": "openai/"}, "openai/MODEL"},
 		{"base URL not http", map[string]string{"DOCSMITH_EMBEDDINGS": "openai/m", "DOCSMITH_EMBEDDINGS_BASE_URL": "vectors:8000"}, "http(s) URL"},
 		{"batch of zero", map[string]string{"DOCSMITH_EMBEDDINGS_BATCH": "0"}, "from 1 to 2048"},
+		{"too many requests at once", map[string]string{"DOCSMITH_EMBEDDINGS_CONCURRENCY": "100"}, "from 1 to 32"},
 		{"timeout not a duration", map[string]string{"DOCSMITH_EMBEDDINGS_TIMEOUT": "1"}, "positive duration"},
 		{"base URL without embeddings", map[string]string{"DOCSMITH_EMBEDDINGS_BASE_URL": "http://vectors:8000/v1"}, "embeddings is empty"},
 		{"rerank model without URL", map[string]string{"DOCSMITH_RERANK_MODEL": "rerank-small"}, "rerank_url is empty"},

@@ -277,3 +277,43 @@ func TestEmbedStuckServerBoundedWithoutADeadline(t *testing.T) {
 		t.Errorf("%d requests, want 2", n)
 	}
 }
+
+func TestEmbedConcurrentBatchesKeepOrder(t *testing.T) {
+	t.Parallel()
+	srv := semantictest.NewEmbeddingsServer(t, semantictest.EmbeddingsOptions{Dimensions: 16})
+	e := newTestEmbedder(t, srv, semantic.EmbedderOptions{Batch: 7, Concurrency: 4})
+	texts := make([]string, 100)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("passage number%d", i)
+	}
+	vecs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		if fmt.Sprint(vecs[i]) != fmt.Sprint(semantictest.Vector(text, 16)) {
+			t.Fatalf("vector %d is not its text's", i)
+		}
+	}
+	if n := len(srv.Requests()); n != 15 {
+		t.Errorf("%d requests, want 15 batches of at most 7", n)
+	}
+}
+
+func TestEmbedConcurrentFailureStopsTheRest(t *testing.T) {
+	t.Parallel()
+	srv := semantictest.NewEmbeddingsServer(t, semantictest.EmbeddingsOptions{})
+	srv.SetFault(semantictest.Fault{Failure: semantictest.FailRefused})
+	e := newTestEmbedder(t, srv, semantic.EmbedderOptions{Batch: 1, Concurrency: 3})
+	texts := make([]string, 50)
+	for i := range texts {
+		texts[i] = "tern"
+	}
+	_, err := e.Embed(context.Background(), texts)
+	if got := semantic.Reason(err); got != semantic.ReasonRefused {
+		t.Errorf("reason = %q (%v), want refused", got, err)
+	}
+	if n := len(srv.Requests()); n > 6 {
+		t.Errorf("%d requests after the first refusal; the rest should stop", n)
+	}
+}
