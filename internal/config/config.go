@@ -86,6 +86,8 @@ type Embeddings struct {
 	APIKey string
 	// Batch is how many texts one request embeds at most.
 	Batch int
+	// Concurrency is how many such requests an index build has in flight.
+	Concurrency int
 	// Timeout bounds the embedding of a reader's question, retries
 	// included; past it the search ranks by keywords alone.
 	Timeout time.Duration
@@ -290,6 +292,7 @@ func table() []option {
 		{name: "embeddings_base_url", def: "", desc: "base URL, up to /v1, of any OpenAI-compatible embeddings API (vLLM, Ollama, LiteLLM, TEI); empty: openai_base_url, else OpenAI's", set: optionalURL(func(c *Config) *string { return &c.Embeddings.BaseURL })},
 		{name: "embeddings_api_key", def: "", secret: true, desc: "API key of the embeddings API (or DOCSMITH_EMBEDDINGS_API_KEY_FILE); empty: openai_api_key when embeddings_base_url is empty or the same as openai_base_url", set: func(c *Config, v string) error { c.Embeddings.APIKey = v; return nil }},
 		{name: "embeddings_batch", def: "64", desc: "texts embedded per request to the embeddings API at index time (requests are also kept under 1 MiB of text)", set: integerRange(func(c *Config) *int { return &c.Embeddings.Batch }, 1, 2048)},
+		{name: "embeddings_concurrency", def: "2", desc: "requests to the embeddings API one index build has in flight at once", set: integerRange(func(c *Config) *int { return &c.Embeddings.Concurrency }, 1, 32)},
 		{name: "embeddings_timeout", def: "1s", desc: "bound on embedding a reader's question; past it that search ranks by keywords alone", set: duration(func(c *Config) *time.Duration { return &c.Embeddings.Timeout })},
 		{name: "rerank_url", def: "", desc: "rerank endpoint (such as https://host/v1/rerank) speaking the request and reply shape Cohere, Jina, Voyage, vLLM and TEI share; empty: no reranking", set: optionalURL(func(c *Config) *string { return &c.Rerank.URL })},
 		{name: "rerank_model", def: "", desc: "model the rerank endpoint should use; may be empty for a server of one model", set: func(c *Config, v string) error {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/docsmith/docsmith/internal/config"
@@ -38,6 +39,8 @@ type EmbedderOptions struct {
 	Batch      int    // texts per request; 0: DefaultEmbeddingsBatch
 	BatchBytes int    // text bytes per request; 0: DefaultEmbeddingsBatchBytes
 	MaxReply   int64  // reply bytes; 0: DefaultEmbeddingsReplyBytes
+	// Concurrency is how many requests one Embed call has in flight; 0: 1.
+	Concurrency int
 }
 
 // OpenAIEmbedder asks an OpenAI-compatible POST /embeddings for vectors.
@@ -48,6 +51,7 @@ type OpenAIEmbedder struct {
 	identity   string
 	batch      int
 	batchBytes int
+	parallel   int
 	post       poster
 	// dims is the length of the model's vectors once one reply showed it;
 	// a later reply of another length is refused, as the vectors could not
@@ -61,7 +65,7 @@ func NewEmbedder(cfg config.Embeddings, deps Deps) (Embedder, error) {
 	if !cfg.Enabled() {
 		return nil, nil
 	}
-	e, err := NewOpenAIEmbedder(EmbedderOptions{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey, Batch: cfg.Batch}, deps)
+	e, err := NewOpenAIEmbedder(EmbedderOptions{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey, Batch: cfg.Batch, Concurrency: cfg.Concurrency}, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +91,7 @@ func NewOpenAIEmbedder(opts EmbedderOptions, deps Deps) (*OpenAIEmbedder, error)
 		identity:   embedderIdentity(u, opts.Model),
 		batch:      opts.Batch,
 		batchBytes: opts.BatchBytes,
+		parallel:   max(opts.Concurrency, 1),
 	}
 	if e.batch <= 0 {
 		e.batch = DefaultEmbeddingsBatch
@@ -115,19 +120,76 @@ func embedderIdentity(u *url.URL, model string) string {
 func (e *OpenAIEmbedder) Model() string { return e.identity }
 
 // Embed returns one vector per text, in order, asking for at most Batch
-// texts (and BatchBytes of text) per request.
+// texts (and BatchBytes of text) per request, Concurrency requests at once.
+// The first failure stops the requests not yet sent.
 func (e *OpenAIEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
+	var batches [][2]int
 	for start := 0; start < len(texts); {
 		end := e.batchEnd(texts, start)
-		vecs, err := e.embedBatch(ctx, texts[start:end])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, vecs...)
+		batches = append(batches, [2]int{start, end})
 		start = end
 	}
-	return out, nil
+	out := make([][]float32, len(texts))
+	if len(batches) <= 1 || e.parallel == 1 {
+		for _, b := range batches {
+			if err := e.embedInto(ctx, texts, out, b); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return out, e.embedParallel(ctx, texts, out, batches)
+}
+
+// embedParallel runs the batches on e.parallel workers.
+func (e *OpenAIEmbedder) embedParallel(ctx context.Context, texts []string, out [][]float32, batches [][2]int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan [2]int)
+	errs := make(chan error, e.parallel)
+	var wg sync.WaitGroup
+	for range min(e.parallel, len(batches)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range next {
+				if err := e.embedInto(ctx, texts, out, b); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+feed:
+	for _, b := range batches {
+		select {
+		case next <- b:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	// The first error is the cause; the others are its cancellation.
+	if err := <-errs; err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &Error{Provider: ProviderEmbeddings, Reason: Reason(err), Err: err}
+	}
+	return nil
+}
+
+// embedInto embeds texts[b[0]:b[1]] into out at the same positions.
+func (e *OpenAIEmbedder) embedInto(ctx context.Context, texts []string, out [][]float32, b [2]int) error {
+	vecs, err := e.embedBatch(ctx, texts[b[0]:b[1]])
+	if err != nil {
+		return err
+	}
+	copy(out[b[0]:b[1]], vecs)
+	return nil
 }
 
 // batchEnd is the end of the batch that starts at start: at most batch

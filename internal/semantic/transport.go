@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,10 @@ const (
 	defaultMaxAttempts  = 4
 	defaultRetryBase    = 250 * time.Millisecond
 	defaultMaxRetryWait = 20 * time.Second
+	// attemptTimeout bounds one request, so a server that accepts and then
+	// never finishes its reply cannot hold an index build that has no
+	// deadline of its own; the largest batch takes seconds.
+	attemptTimeout = 2 * time.Minute
 	// errorBodyBytes is how much of a refused request's reply goes into the
 	// error: enough for the provider's message, not a page of HTML.
 	errorBodyBytes = 512
@@ -54,6 +59,7 @@ type poster struct {
 	maxAttempts  int
 	retryBase    time.Duration
 	maxRetryWait time.Duration
+	attemptLimit time.Duration
 }
 
 func newPoster(provider, apiKey string, maxReply int64, deps Deps) poster {
@@ -61,6 +67,7 @@ func newPoster(provider, apiKey string, maxReply int64, deps Deps) poster {
 		provider: provider, client: deps.Client, metrics: deps.Metrics, log: deps.Log,
 		apiKey: apiKey, maxReply: maxReply,
 		maxAttempts: defaultMaxAttempts, retryBase: defaultRetryBase, maxRetryWait: defaultMaxRetryWait,
+		attemptLimit: attemptTimeout,
 	}
 	if p.client == nil {
 		p.client = newHTTPClient()
@@ -151,6 +158,8 @@ func (p poster) once(ctx context.Context, url string, body []byte, accept func([
 }
 
 func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, *attemptError) {
+	ctx, cancel := context.WithTimeout(ctx, p.attemptLimit)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &attemptError{reason: ReasonRefused, err: fmt.Errorf("build request: %w", err)}
@@ -160,6 +169,7 @@ func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, 
 	if p.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+p.apiKey)
 	}
+	shown := redactedURL(url)
 	resp, err := p.client.Do(req)
 	if err != nil {
 		reason := ReasonUnreachable
@@ -167,11 +177,11 @@ func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, 
 		if errors.As(err, &netErr) && netErr.Timeout() {
 			reason = ReasonTimeout
 		}
-		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("POST %s: %w", url, err)}
+		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("POST %s: %w", shown, err)}
 	}
 	defer func() { _ = resp.Body.Close() }() // the reply was read or is abandoned; nothing to save
 	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(url, resp)
+		return nil, statusError(shown, resp)
 	}
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, p.maxReply+1))
 	if err != nil {
@@ -179,10 +189,10 @@ func (p poster) exchange(ctx context.Context, url string, body []byte) ([]byte, 
 		if ctx.Err() != nil {
 			reason = ReasonTimeout
 		}
-		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("read reply of %s: %w", url, err)}
+		return nil, &attemptError{reason: reason, retryable: true, err: fmt.Errorf("read reply of %s: %w", shown, err)}
 	}
 	if int64(len(reply)) > p.maxReply {
-		return nil, &attemptError{reason: ReasonMalformed, err: fmt.Errorf("reply of %s is larger than %d bytes", url, p.maxReply)}
+		return nil, &attemptError{reason: ReasonMalformed, err: fmt.Errorf("reply of %s is larger than %d bytes", shown, p.maxReply)}
 	}
 	return reply, nil
 }
@@ -201,6 +211,16 @@ func statusError(url string, resp *http.Response) *attemptError {
 	default:
 		return &attemptError{reason: ReasonRefused, err: err}
 	}
+}
+
+// redactedURL is raw as errors and logs may show it: without the password
+// of a user:password@ in it.
+func redactedURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date. Anything
