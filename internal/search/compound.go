@@ -1,6 +1,10 @@
 package search
 
-import "strings"
+import (
+	"strings"
+
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
+)
 
 // Compounds and their parts. Docs write one name several ways: "team space",
 // "team-space" and "teamspace"; "dry run", "--dry-run", "dry_run" and
@@ -135,4 +139,137 @@ func isJoinablePiece(w string) bool {
 		letter = letter || c > '9'
 	}
 	return letter
+}
+
+// Query-time compounds. Their matches count about as much as the reader's
+// words they stand for: a reader who typed "team space" asked for
+// "teamspace" as much as for the two words.
+const (
+	// joinedWeight weighs the joined form of a phrase's words: more than
+	// one word, since a chunk holding the joined form holds what the
+	// reader's words and their phrase would have found together, yet
+	// less than all of them, since a rare token's idf is high already.
+	joinedWeight = 1.5
+	// splitWeight weighs the phrase of a word's two parts.
+	splitWeight = 1.0
+	// minSplitPart is the shortest part a word is split into: shorter
+	// ones ("a", "in", "on") are everywhere and would split any word.
+	minSplitPart = 3
+	// minSplitPartChunks is how many chunks a part must be in to be taken
+	// for a word of the docs rather than a chance string.
+	minSplitPartChunks = 2
+	// maxSplitWholeChunks: a word in more chunks than this is the docs'
+	// own word, and is searched as it is, not also split.
+	maxSplitWholeChunks = 2
+)
+
+// expandCompounds adds to s.matches the compounds of q's optional words:
+// the joined form of each phrase of a few words ("team space" also matches
+// "teamspace"), and the phrase of the two parts of a word the docs hardly
+// hold but whose parts they do ("teamspace" also matches "team space" and
+// "team-space"). A compound the query has as a term already is not added
+// twice.
+func (di *domainIndex) expandCompounds(terms []Term, s *queryScratch) {
+	for _, t := range terms {
+		if t.Required || t.Prefix {
+			continue
+		}
+		switch {
+		case len(t.Words) >= 2 && len(t.Words) <= maxJoinedPieces:
+			pl := di.joinedPostings(t.Words, s)
+			if pl == nil || hasSingleWord(terms, s.stem) {
+				continue
+			}
+			di.addMatch(postingsMatch(pl), termWeight(t)*joinedWeight, s)
+		case len(t.Words) == 1:
+			left, right := di.splitPostings(t.Words[0], s)
+			if left == nil {
+				continue
+			}
+			s.pair[0], s.pair[1] = left, right
+			if m := s.exactPhrase(s.pair[:]); len(m.docs) > 0 {
+				di.addMatch(m, termWeight(t)*splitWeight, s)
+			}
+			s.pair[0], s.pair[1] = nil, nil
+		}
+	}
+}
+
+// hasSingleWord reports whether terms have the one word whose stem is stem.
+func hasSingleWord(terms []Term, stem []byte) bool {
+	for _, t := range terms {
+		if len(t.Words) == 1 && stemToken(t.Words[0]) == string(stem) {
+			return true
+		}
+	}
+	return false
+}
+
+// joinedPostings returns the postings of words run together ("team",
+// "space": "teamspace"), nil when the index has no such token or the words
+// are not plain ASCII names. The joined form and its stem are built in s.
+func (di *domainIndex) joinedPostings(words []string, s *queryScratch) *postings {
+	s.joined = s.joined[:0]
+	for _, w := range words {
+		if !isJoinablePiece(w) {
+			return nil
+		}
+		s.joined = append(s.joined, w...)
+	}
+	if len(s.joined) > maxJoinedBytes {
+		return nil
+	}
+	s.stem = appendStem(s.stem[:0], s.joined, &s.stemRunes)
+	return di.terms[string(s.stem)]
+}
+
+// splitPostings finds the best split of word in two parts the index holds,
+// each at least minSplitPart letters and in minSplitPartChunks chunks, and
+// returns their postings (nil, nil when there is none): the split whose
+// rarer part is the most common. A word the docs hold in more than
+// maxSplitWholeChunks chunks is not split.
+func (di *domainIndex) splitPostings(word string, s *queryScratch) (left, right *postings) {
+	if len(word) < 2*minSplitPart || len(word) > maxStemBytes || !isASCIILetters(word) {
+		return nil, nil
+	}
+	s.stem = appendStem(s.stem[:0], word, &s.stemRunes)
+	if pl := di.terms[string(s.stem)]; pl != nil && len(pl.docs) > maxSplitWholeChunks {
+		return nil, nil
+	}
+	best := 0
+	for i := minSplitPart; i <= len(word)-minSplitPart; i++ {
+		s.stem = appendStem(s.stem[:0], word[:i], &s.stemRunes)
+		l := di.terms[string(s.stem)]
+		if l == nil || len(l.docs) < minSplitPartChunks || len(l.docs) <= best {
+			continue
+		}
+		s.stem = appendStem(s.stem[:0], word[i:], &s.stemRunes)
+		r := di.terms[string(s.stem)]
+		if r == nil || len(r.docs) < minSplitPartChunks || len(r.docs) <= best {
+			continue
+		}
+		left, right, best = l, r, min(len(l.docs), len(r.docs))
+	}
+	return left, right
+}
+
+// appendStem appends to dst the stem stemToken gives a lower-case ASCII
+// word, without making a string of it: the Porter stem of a word of
+// letters, the word itself otherwise. runes is the stemmer's room.
+func appendStem[W string | []byte](dst []byte, w W, runes *[maxStemBytes]rune) []byte {
+	letters := len(w) > 2 && len(w) <= maxStemBytes
+	for i := 0; i < len(w) && letters; i++ {
+		letters = w[i] >= 'a' && w[i] <= 'z'
+	}
+	if !letters {
+		return append(dst, w...)
+	}
+	word := runes[:0]
+	for i := 0; i < len(w); i++ {
+		word = append(word, rune(w[i]))
+	}
+	for _, r := range porterstemmer.Stem(word) {
+		dst = append(dst, byte(r))
+	}
+	return dst
 }

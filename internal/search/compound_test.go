@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -47,4 +48,67 @@ func TestIndexTokensLongRun(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("indexTokens(%q) = %q, want %q", in, got, want)
 	}
+}
+
+// lanternDocs is a tiny docs site about a made-up photo archive, Lantern,
+// whose pages write names in the several ways docs do: run together, with
+// a hyphen, in camel case, as two words.
+func lanternDocs() []Chunk {
+	page := func(path, title, text string) Chunk {
+		return Chunk{ID: path, PagePath: path, URL: "https://docs.example/" + path, PageTitle: title,
+			Breadcrumb: []string{title}, Text: text}
+	}
+	return []Chunk{
+		page("albums/photoshelf", "Grouping pictures", "Create a photoshelf to group the pictures of one trip."),
+		page("viewer/dark", "Viewer colours", "Switch the viewer to night mode from its menu."),
+		page("import/preview", "Previewing an import", "Start the importer with --dry-run to list what would change."),
+		page("import/options", "Importer options", "The cacheDir option moves the thumbnails elsewhere."),
+		page("api/albums", "Albums endpoint", "GET api/v2/albums returns every album of the archive."),
+		page("print/paper", "Printing", "Each photo prints on the paper you load. A shelf of paper lasts a month."),
+		page("print/night", "Print queue", "Jobs sent at night wait in the queue. The queue mode is set per printer."),
+		page("print/dry", "Ink care", "Let the ink dry before you stack prints. Run a cleaning cycle weekly."),
+		page("storage/cache", "Storage", "Thumbnails live in the cache. Each directory holds one album; the dir name is the album id."),
+		page("archive/shelf", "Archive layout", "An album sits on a shelf of the archive, next to its photo list."),
+		page("viewer/modes", "Viewer modes", "The viewer has a slideshow mode and a grid mode; at night it dims."),
+		page("import/run", "Running an import", "Run the importer from the toolbar. A run reads every file once."),
+	}
+}
+
+func TestCompoundsMeetTheirParts(t *testing.T) {
+	t.Parallel()
+	di := buildDomainIndex(lanternDocs(), 1)
+	tests := []struct{ query, want string }{
+		// Written run together, asked as two words or with a hyphen.
+		{"photo shelf for a trip", "albums/photoshelf"},
+		{"how do I make a photo-shelf?", "albums/photoshelf"},
+		// Written as two words, asked run together.
+		{"turn on nightmode", "viewer/dark"},
+		// An option written with a hyphen, asked in other spellings.
+		{"dryRun importer", "import/preview"},
+		{"importer dry run", "import/preview"},
+		{"DRY_RUN import", "import/preview"},
+		{"importer dryrun", "import/preview"},
+		// Written in camel case, asked with an underscore or as words.
+		{"cache_dir option", "import/options"},
+		{"cache dir option", "import/options"},
+		// A path, asked run together or as its pieces.
+		{"api/v2/albums", "api/albums"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			t.Parallel()
+			hits := di.hits(Query{Terms: ParseQuery(tt.query+"?", "en"), Limit: 3, MaxPerPage: 1})
+			if len(hits) == 0 || hits[0].PagePath != tt.want {
+				t.Errorf("%q: first hit %v, want %s", tt.query, scoredPaths(hits), tt.want)
+			}
+		})
+	}
+}
+
+func scoredPaths(hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, fmt.Sprintf("%s %.3f", h.PagePath, h.Score))
+	}
+	return out
 }
