@@ -33,11 +33,16 @@ type Retriever struct {
 	MaxPerPage    int
 	PathBoost     float64
 	OtherLanguage float64
+	// synonyms holds the domains' synonym tables compiled (nil in a
+	// Retriever not made by NewRetriever: they are then compiled each
+	// time).
+	synonyms *synonymCache
 }
 
 // NewRetriever returns a Retriever over idx with the default settings.
 func NewRetriever(idx Index) *Retriever {
-	return &Retriever{idx: idx, MaxPerPage: DefaultMaxPerPage, PathBoost: DefaultPathBoost, OtherLanguage: DefaultOtherLanguage}
+	return &Retriever{idx: idx, MaxPerPage: DefaultMaxPerPage, PathBoost: DefaultPathBoost, OtherLanguage: DefaultOtherLanguage,
+		synonyms: newSynonymCache()}
 }
 
 // Request is one retrieval.
@@ -56,6 +61,9 @@ type Request struct {
 	// [0, 1]).
 	ScoreThreshold float64
 	Filter         Filter
+	// Synonyms are the domain's own groups of words or phrases that mean
+	// the same (its settings), searched besides the built-in ones.
+	Synonyms [][]string
 }
 
 // Retrieve returns up to req.PageSize passages, best first.
@@ -83,10 +91,10 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 			n++
 		}
 	}
-	terms = dedupeTerms(terms)
 	if len(terms) == 0 {
 		return nil, nil
 	}
+	terms = dedupeTerms(expandSynonyms(req.Query, terms, BuiltinSynonyms(), r.synonyms.table(req.Synonyms)))
 	q := Query{
 		Text:       req.Query,
 		Terms:      terms,
