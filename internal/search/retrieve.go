@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // Defaults of a Retriever.
@@ -73,14 +75,14 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 		size = DefaultPageSize
 	}
 	size = min(size, MaxPageSize)
-	lang := DetectLanguage(req.Query)
+	lang := engine.DetectLanguage(req.Query)
 	stopLang := lang
 	if req.Filter.Language != "" {
-		stopLang = primaryLanguage(req.Filter.Language)
+		stopLang = engine.PrimaryLanguage(req.Filter.Language)
 	}
-	terms := ParseQuery(req.Query, stopLang)
+	terms := engine.ParseQuery(req.Query, stopLang)
 	for _, c := range req.Context {
-		ct := ParseQuery(c, stopLang)
+		ct := engine.ParseQuery(c, stopLang)
 		n := 0
 		for _, t := range ct {
 			if n == maxContextTerms {
@@ -94,7 +96,7 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	terms = dedupeTerms(expandSynonyms(req.Query, terms, BuiltinSynonyms(), r.synonyms.table(req.Synonyms)))
+	terms = dedupeTerms(engine.ExpandSynonyms(req.Query, terms, engine.BuiltinSynonyms(), r.synonyms.table(req.Synonyms)))
 	q := Query{
 		Text:       req.Query,
 		Terms:      terms,
@@ -121,7 +123,7 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 	}
 	if pref, other := r.preferredLanguage(lang, req); pref != "" {
 		for i := range hits {
-			if hits[i].Language != "" && !SameLanguage(hits[i].Language, pref) {
+			if hits[i].Language != "" && !engine.SameLanguage(hits[i].Language, pref) {
 				hits[i].Score *= other
 			}
 		}
@@ -197,7 +199,7 @@ func (r *Retriever) preferredLanguage(detected string, req Request) (string, flo
 	if first, _, _ := strings.Cut(PagePath(req.CurrentPath), "/"); isLanguageCode(first) {
 		return first, other
 	}
-	if isPlainASCII(req.Query) {
+	if engine.PlainASCII(req.Query) {
 		return "en", (1 + other) / 2
 	}
 	return "", 1
@@ -258,7 +260,7 @@ func relax(ts []Term) []Term {
 		out = append(out, t)
 		if len(t.Words) > 1 {
 			for _, w := range t.Words {
-				if !stopEN(w) && len([]rune(w)) > 1 {
+				if !engine.StopWord("en", w) && len([]rune(w)) > 1 {
 					out = append(out, Term{Words: []string{w}})
 				}
 			}
@@ -267,7 +269,7 @@ func relax(ts []Term) []Term {
 	return dedupeTerms(out)
 }
 
-// dedupeTerms keeps the first of equal terms, up to maxTerms, at the front
+// dedupeTerms keeps the first of equal terms, up to engine.MaxTerms, at the front
 // of ts's array. The terms kept are compared one by one: there are few of
 // them, and no key is built.
 func dedupeTerms(ts []Term) []Term {
@@ -279,7 +281,7 @@ func dedupeTerms(ts []Term) []Term {
 			continue
 		}
 		out = append(out, t)
-		if len(out) == maxTerms {
+		if len(out) == engine.MaxTerms {
 			break
 		}
 	}

@@ -1,80 +1,29 @@
 package search
 
 import (
-	"strings"
+	"fmt"
 	"testing"
 )
 
-// expansionStrings writes the terms synonyms add to a question: words
-// joined by spaces, and the weight when it is not synonymWeight.
-func expansionStrings(question string, tables ...*SynonymTable) string {
-	terms := ParseQuery(question, "en")
-	n := len(terms)
-	var out []string
-	for _, t := range expandSynonyms(question, terms, tables...)[n:] {
-		s := strings.Join(t.Words, " ")
-		if t.Weight != synonymWeight {
-			s += "?"
-		}
-		out = append(out, s)
+// lampDocs is a tiny docs site about a made-up photo archive whose pages
+// use the docs' words, not the reader's.
+func lampDocs() []Chunk {
+	page := func(path, title, text string) Chunk {
+		return Chunk{ID: path, PagePath: path, URL: "https://docs.example/" + path, PageTitle: title,
+			Breadcrumb: []string{title}, Text: text}
 	}
-	return strings.Join(out, " | ")
+	return []Chunk{
+		page("albums/photoshelf", "Grouping pictures", "Create a photoshelf to group the pictures of one trip."),
+		page("viewer/dark", "Viewer colours", "Switch the viewer to night mode from its menu."),
+		page("viewer/modes", "Viewer modes", "The viewer has a slideshow mode and a grid mode; at night it dims."),
+		page("print/paper", "Printing", "Each photo prints on the paper you load."),
+	}
 }
 
-func TestExpandSynonyms(t *testing.T) {
-	t.Parallel()
-	own := CompileSynonyms([][]string{{"teamspace", "workspace"}, {"lantern", "  ", "lamp"}, {"alone"}})
-	tests := []struct{ name, question, want string }{
-		{"a word adds its group", "how do I install the agent?", "set up | setup"},
-		{"an inflected word", "installing the agent", "set up | setup"},
-		{"a phrase adds its group", "where do I log in", "sign in | login | signin | log on"},
-		{"a phrase written joined", "login fails", "sign in | log in | signin | log on"},
-		{"a hyphenated phrase", "self-hosted setup", "on premises | on prem | own server | install | set up"},
-		{"a long phrase", "can I create an account with email", "sign up | signup | register | registration"},
-		{"spellings", "change the colour", "color"},
-		{"nothing to add", "rotate the thumbnails", ""},
-		// A word that only shares a stem with a member is not it.
-		{"stem shared with a longer word", "set the name", ""},
-		{"custom is not customize", "custom fields", ""},
-		{"both members typed", "install or set up", "setup"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := expansionStrings(tt.question, BuiltinSynonyms()); got != tt.want {
-				t.Errorf("%q: added %q, want %q", tt.question, got, tt.want)
-			}
-		})
-	}
-	t.Run("a domain's own table", func(t *testing.T) {
-		t.Parallel()
-		if got, want := expansionStrings("share a teamspace", BuiltinSynonyms(), own), "workspace"; got != want {
-			t.Errorf("added %q, want %q", got, want)
-		}
-		if got, want := expansionStrings("which lamp", own), "lantern"; got != want {
-			t.Errorf("added %q, want %q (an empty member is skipped)", got, want)
-		}
-		if own.Len() != 2 {
-			t.Errorf("own table has %d groups, want 2 (a group of one is skipped)", own.Len())
-		}
-	})
-	t.Run("bounded", func(t *testing.T) {
-		t.Parallel()
-		var groups [][]string
-		for _, w := range strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike") {
-			groups = append(groups, []string{w, w + "x", w + "y"})
-		}
-		got := expansionStrings("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike", CompileSynonyms(groups))
-		if n := len(strings.Split(got, " | ")); n != maxSynonymTerms {
-			t.Errorf("added %d terms, want %d", n, maxSynonymTerms)
-		}
-	})
-}
-
-func TestSynonymsFindTheDocsWords(t *testing.T) {
+func TestRetrieverSearchesSynonyms(t *testing.T) {
 	t.Parallel()
 	mem := NewMemory(newMemSource(), MemoryConfig{CheckEvery: 1 << 62})
-	if err := mem.ReplacePages(t.Context(), "lantern", lanternDocs(), nil); err != nil {
+	if err := mem.ReplacePages(t.Context(), "lamp", lampDocs(), nil); err != nil {
 		t.Fatal(err)
 	}
 	r := NewRetriever(mem)
@@ -89,27 +38,24 @@ func TestSynonymsFindTheDocsWords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			hits, err := r.Retrieve(t.Context(), "lantern", Request{Query: tt.query, Synonyms: tt.synonyms})
+			hits, err := r.Retrieve(t.Context(), "lamp", Request{Query: tt.query, Synonyms: tt.synonyms})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(hits) == 0 || hits[0].PagePath != tt.want {
-				t.Errorf("%q: first hit %v, want %s", tt.query, scoredPaths(hits), tt.want)
+				var got []string
+				for _, h := range hits {
+					got = append(got, fmt.Sprintf("%s %.3f", h.PagePath, h.Score))
+				}
+				t.Errorf("%q: first hit %v, want %s", tt.query, got, tt.want)
 			}
 		})
 	}
-}
-
-func TestSynonymsKeepScoreNormalization(t *testing.T) {
-	t.Parallel()
-	di := buildDomainIndex(lanternDocs(), 1)
-	terms := ParseQuery("importer options", "en")
-	plain := di.hits(Query{Terms: terms, Limit: 1})
-	// A synonym that matches nothing changes no score: the normalizer
-	// counts the reader's words only.
-	expanded := append(terms[:len(terms):len(terms)], Term{Words: []string{"zeppelin"}, Weight: synonymWeight})
-	got := di.hits(Query{Terms: expanded, Limit: 1})
-	if len(plain) == 0 || len(got) == 0 || plain[0].Score != got[0].Score {
-		t.Errorf("scores %v and %v, want the same", scoredPaths(plain), scoredPaths(got))
+	// A Retriever not made by NewRetriever compiles a domain's table each
+	// time.
+	bare := &Retriever{idx: mem}
+	hits, err := bare.Retrieve(t.Context(), "lamp", Request{Query: "snapshot rack", Synonyms: [][]string{{"snapshot rack", "photoshelf"}}})
+	if err != nil || len(hits) == 0 || hits[0].PagePath != "albums/photoshelf" {
+		t.Errorf("bare Retriever: %v, %v", hits, err)
 	}
 }
