@@ -180,7 +180,9 @@ func (di *Index) expandCompounds(terms []Term, s *queryScratch) {
 			if pl == nil || hasSingleWord(terms, s.stem) {
 				continue
 			}
-			di.addMatch(postingsMatch(pl), t.weight()*joinedWeight, s)
+			if m := di.withoutPhrase(pl, t, s); len(m.docs) > 0 {
+				di.addMatch(m, t.weight()*joinedWeight, s)
+			}
 		case len(t.Words) == 1:
 			left, right := di.splitPostings(t.Words[0], s)
 			if left == nil {
@@ -193,6 +195,28 @@ func (di *Index) expandCompounds(terms []Term, s *queryScratch) {
 			s.pair[0], s.pair[1] = nil, nil
 		}
 	}
+}
+
+// withoutPhrase is the match of a joined form's postings in the chunks
+// where the phrase t it joins is not found: a chunk that wrote the words
+// with punctuation between ("socket.io") holds both the phrase and, from
+// indexTokens, the joined form, and the phrase counts for it already. Only
+// a chunk that wrote them run together is the joined form's to find.
+func (di *Index) withoutPhrase(pl *postings, t Term, s *queryScratch) match {
+	phrase := di.termMatches(t, s)
+	if len(phrase.docs) == 0 {
+		return postingsMatch(pl)
+	}
+	docsStart, wtfStart := len(s.matchDocs), len(s.matchWTF)
+	at := 0
+	for i, d := range pl.docs {
+		if at = seek(phrase.docs, at, d); at < len(phrase.docs) && phrase.docs[at] == d {
+			continue
+		}
+		s.matchDocs = append(s.matchDocs, d)
+		s.matchWTF = append(s.matchWTF, pl.wtf[i])
+	}
+	return s.matchesFrom(docsStart, wtfStart)
 }
 
 // hasSingleWord reports whether terms have the one word whose stem is stem.
