@@ -176,8 +176,8 @@ func (t *SynonymTable) appendExpansions(terms []Term, q *questionWords, added *i
 	if t == nil {
 		return terms
 	}
-	for i, st := range q.stems {
-		for _, ref := range t.byFirst[st] {
+	for i := range q.raws {
+		for _, ref := range t.byFirst[string(q.stem(i))] {
 			if !q.holdsAt(i, t.groups[ref.group][ref.member]) {
 				continue
 			}
@@ -196,7 +196,21 @@ func (t *SynonymTable) appendExpansions(terms []Term, q *questionWords, added *i
 // questionWords are a question's words as written and as the index holds
 // them (see Words).
 type questionWords struct {
-	raws, stems []string
+	raws []string
+	// stems holds the words' stems one after the other, ends where each
+	// ends: built in place, so that a question's stems are no strings.
+	stems []byte
+	ends  []int
+	runes [maxStemBytes]rune
+}
+
+// stem is word i's stem.
+func (q *questionWords) stem(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = q.ends[i-1]
+	}
+	return q.stems[start:q.ends[i]]
 }
 
 // holdsAt reports whether the question's words from i on start with m's.
@@ -204,13 +218,13 @@ type questionWords struct {
 // "customize" and "custom"; so a word must also start as the member's
 // word does but for its last two letters ("installing", "setting").
 func (q *questionWords) holdsAt(i int, m synonymMember) bool {
-	if len(m.stems) > len(q.stems)-i {
+	if len(m.stems) > len(q.raws)-i {
 		return false
 	}
 	for k, st := range m.stems {
 		raw, w := q.raws[i+k], m.words[k]
 		n := max(len(w)-2, 1)
-		if q.stems[i+k] != st || len(raw) < n || !strings.EqualFold(raw[:n], w[:n]) {
+		if string(q.stem(i+k)) != st || len(raw) < n || !strings.EqualFold(raw[:n], w[:n]) {
 			return false
 		}
 	}
@@ -220,7 +234,7 @@ func (q *questionWords) holdsAt(i int, m synonymMember) bool {
 // holds reports whether the question holds m somewhere: its words need
 // not be searched again as a synonym.
 func (q *questionWords) holds(m synonymMember) bool {
-	for i := range q.stems {
+	for i := range q.raws {
 		if q.holdsAt(i, m) {
 			return true
 		}
@@ -242,16 +256,52 @@ func hasOptionalTerm(terms []Term, words []string) bool {
 // ExpandSynonyms adds to the question's terms the synonyms, from each
 // table, of the words and phrases it holds.
 func ExpandSynonyms(question string, terms []Term, tables ...*SynonymTable) []Term {
-	var rawRoom, stemRoom [64]string
-	q := questionWords{raws: rawRoom[:0], stems: stemRoom[:0]}
-	Words(question, func(raw, w string) {
-		if len(q.stems) < len(stemRoom) {
-			q.raws, q.stems = append(q.raws, raw), append(q.stems, w)
-		}
-	})
+	q := questionWordsPool.Get().(*questionWords)
+	defer q.release()
+	Tokens(question, q.add)
 	added := 0
 	for _, t := range tables {
-		terms = t.appendExpansions(terms, &q, &added)
+		terms = t.appendExpansions(terms, q, &added)
 	}
 	return terms
+}
+
+// maxQuestionWords bounds the words of a question matched against the
+// tables: a pasted page need not be.
+const maxQuestionWords = 64
+
+// questionWordsPool keeps questionWords between questions, so that matching
+// one allocates nothing.
+var questionWordsPool = sync.Pool{New: func() any { return new(questionWords) }}
+
+// add takes the question's next word, as Tokens gives it, and its stem as
+// Words would: a word of ASCII letters is folded and stemmed in place.
+func (q *questionWords) add(raw string) {
+	if len(q.raws) == maxQuestionWords {
+		return
+	}
+	q.raws = append(q.raws, raw)
+	if isPlainASCII(raw) {
+		start := len(q.stems)
+		for i := 0; i < len(raw); i++ {
+			c := raw[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			q.stems = append(q.stems, c)
+		}
+		word := q.stems[start:]
+		q.stems = appendStem(q.stems[:start], word, &q.runes)
+	} else {
+		q.stems = append(q.stems, stemToken(raw)...)
+	}
+	q.ends = append(q.ends, len(q.stems))
+}
+
+// release clears q, which must not keep the question's text alive, and
+// returns it to the pool.
+func (q *questionWords) release() {
+	clear(q.raws)
+	q.raws, q.stems, q.ends = q.raws[:0], q.stems[:0], q.ends[:0]
+	questionWordsPool.Put(q)
 }
