@@ -38,11 +38,16 @@ type Retriever struct {
 	// hybrid, if set, fuses dense retrieval and reranking with BM25 (see
 	// WithHybrid).
 	hybrid *hybrid
+	// synonyms holds the domains' synonym tables compiled (nil in a
+	// Retriever not made by NewRetriever: they are then compiled each
+	// time).
+	synonyms *synonymCache
 }
 
 // NewRetriever returns a Retriever over idx with the default settings.
 func NewRetriever(idx Index) *Retriever {
-	return &Retriever{idx: idx, MaxPerPage: DefaultMaxPerPage, PathBoost: DefaultPathBoost, OtherLanguage: DefaultOtherLanguage}
+	return &Retriever{idx: idx, MaxPerPage: DefaultMaxPerPage, PathBoost: DefaultPathBoost, OtherLanguage: DefaultOtherLanguage,
+		synonyms: newSynonymCache()}
 }
 
 // Request is one retrieval.
@@ -61,6 +66,9 @@ type Request struct {
 	// [0, 1]).
 	ScoreThreshold float64
 	Filter         Filter
+	// Synonyms are the domain's own groups of words or phrases that mean
+	// the same (its settings), searched besides the built-in ones.
+	Synonyms [][]string
 }
 
 // Retrieve returns up to req.PageSize passages, best first.
@@ -88,10 +96,10 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 			n++
 		}
 	}
-	terms = dedupeTerms(terms)
 	if len(terms) == 0 {
 		return nil, nil
 	}
+	terms = dedupeTerms(engine.ExpandSynonyms(req.Query, terms, engine.BuiltinSynonyms(), r.synonyms.table(req.Synonyms)))
 	q := Query{
 		Text:       req.Query,
 		Terms:      terms,

@@ -486,7 +486,6 @@ func (di *Index) chunkFactor(d int32, pb pageBoost) float64 {
 // possible contribution cannot lift a chunk into the current top n only
 // score chunks other terms found. They are returned in no order, in s.
 func (di *Index) search(q Query, n int, s *queryScratch) []scored {
-	N := float64(len(di.chunks))
 	s.matches = s.matches[:0]
 	for _, t := range q.Terms {
 		m := di.termMatches(t, s)
@@ -497,23 +496,9 @@ func (di *Index) search(q Query, n int, s *queryScratch) []scored {
 			}
 			continue
 		}
-		df := float64(len(m.docs))
-		m.idf = math.Log((N - df + 0.5) / (df + 0.5))
-		if m.idf <= 0 {
-			m.idf = 1e-6
-		}
-		m.idf *= t.weight()
-		// idf > 0 and rounding keeps order, so idf times the largest tf
-		// is the largest of idf times each tf.
-		maxTF := m.maxTF
-		if maxTF == 0 {
-			for i, d := range m.docs {
-				maxTF = max(maxTF, di.tf(m.wtf[i], d))
-			}
-		}
-		m.ub = m.idf * maxTF
-		s.matches = append(s.matches, m)
+		di.addMatch(m, t.weight(), s)
 	}
+	di.expandCompounds(q.Terms, s)
 	if len(s.matches) == 0 {
 		return nil
 	}
@@ -544,6 +529,28 @@ func (di *Index) search(q Query, n int, s *queryScratch) []scored {
 		di.maxScore(s.optional, n, keep, pb, di.maxBoost*max(pathBoost, 1), s)
 	}
 	return s.best.s
+}
+
+// addMatch adds a term's match to s.matches, with its idf times weight and
+// the bound of its score.
+func (di *Index) addMatch(m match, weight float64, s *queryScratch) {
+	N := float64(len(di.chunks))
+	df := float64(len(m.docs))
+	m.idf = math.Log((N - df + 0.5) / (df + 0.5))
+	if m.idf <= 0 {
+		m.idf = 1e-6
+	}
+	m.idf *= weight
+	// idf > 0 and rounding keeps order, so idf times the largest tf
+	// is the largest of idf times each tf.
+	maxTF := m.maxTF
+	if maxTF == 0 {
+		for i, d := range m.docs {
+			maxTF = max(maxTF, di.tf(m.wtf[i], d))
+		}
+	}
+	m.ub = m.idf * maxTF
+	s.matches = append(s.matches, m)
 }
 
 // tf is bm25's saturated term frequency of a weighted frequency in chunk d.

@@ -130,6 +130,12 @@ func (t Term) String() string {
 	return s
 }
 
+// Expansion reports whether t was added to the reader's terms by the
+// analysis rather than typed (its Weight is below 1): it ranks, but the
+// reader did not ask for it, so a chunk without it lacks nothing the
+// reader wanted (the assistant does not count it as a question word).
+func (t Term) Expansion() bool { return t.expansion() }
+
 // Query is a search as an Index runs it: optional terms ranked by their
 // relevance, required terms all present, then boosts and filters.
 type Query struct {

@@ -24,8 +24,8 @@ import (
 
 // snapshotFormat is the layout of a snapshot file and of the index it
 // holds; change it with either. 2: chunks carry their Markdown and its
-// overlap.
-const snapshotFormat = 2
+// overlap. 3: words joined by punctuation are indexed joined too.
+const snapshotFormat = 3
 
 var snapshotMagic = [8]byte{'d', 's', 'm', 'i', 'd', 'x', '\n', 0}
 
@@ -43,10 +43,10 @@ const SnapshotHeaderSize = 8 + 4 + 32 + 32 + 8
 // snapshot written by another analysis holds other tokens.
 func AnalysisFingerprint() [32]byte {
 	const probe = "Configuring the randomUUID HTTPServer's libraries: naïve café crème, 侧边栏导航, カタカナ, 한국어, " +
-		"getID2 and JUnit in v1.2.3 — running, runs, ran; 0AAAa x² ½"
+		"getID2 and JUnit in v1.2.3 — running, runs, ran; 0AAAa x² ½; --dry-run api/v1/users team_space"
 	h := sha256.New()
 	_, _ = fmt.Fprintf(h, "%d\n", snapshotFormat)
-	analyzedTokens(probe, func(raw string) {
+	indexTokens(probe, func(raw string) {
 		_, _ = io.WriteString(h, raw+"\x00"+stemToken(raw)+"\n")
 	})
 	var sum [32]byte
