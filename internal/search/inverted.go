@@ -496,6 +496,7 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 		if m.idf <= 0 {
 			m.idf = 1e-6
 		}
+		m.idf *= t.weight()
 		// idf > 0 and rounding keeps order, so idf times the largest tf
 		// is the largest of idf times each tf.
 		maxTF := m.maxTF

@@ -35,7 +35,7 @@ func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
 		rows = append(rows, rankRow{score: c.Score, seq: c.Seq, page: n, item: int32(i)})
 	}
 	s.rows = rows
-	ranked := rankRows(rows, len(pageNo), maxPerPage, limit, func(i int32) string { return cands[i].PagePath }, s)
+	ranked := rankRows(rows, len(pageNo), maxPerPage, limit, 0, func(i int32) string { return cands[i].PagePath }, s)
 	out := make([]Candidate, len(ranked))
 	for k, r := range ranked {
 		out[k] = cands[r.item]

@@ -98,6 +98,18 @@ type Term struct {
 	// Required terms must all match; the others are alternatives that
 	// only rank.
 	Required bool
+	// Weight multiplies the term's contribution to a chunk's relevance; 0
+	// means 1. Expansion terms (related words the reader did not type)
+	// weigh less than the reader's own.
+	Weight float64
+}
+
+// weight is the term's Weight, 1 when unset.
+func (t Term) weight() float64 {
+	if t.Weight <= 0 {
+		return 1
+	}
+	return t.Weight
 }
 
 // Query is a search as an Index runs it: optional terms ranked by their
@@ -116,6 +128,11 @@ type Query struct {
 	PathBoost float64
 	// MaxPerPage caps the chunks returned from one page (0: no cap).
 	MaxPerPage int
+	// SecondPassageRatio, when set, keeps a page's second and later
+	// chunks (up to MaxPerPage) only when they score at least this share
+	// of the page's best chunk, so that the first results are mostly one
+	// page each.
+	SecondPassageRatio float64
 }
 
 // Hit is a chunk found by a search.
