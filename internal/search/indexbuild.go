@@ -215,6 +215,7 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 	inParallel(parts, func(p *buildPart) { p.fill(arrays, posStart) })
 	named.Wait()
 	di.prepare()
+	di.related = mineRelations(di)
 	// What prepare adds: a norm and a seq a chunk, a postings pointer a
 	// token.
 	size += int64(len(di.chunks))*16 + int64(len(stems))*8
@@ -224,6 +225,9 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 		for _, b := range c.Breadcrumb {
 			size += int64(len(b)) + 16
 		}
+	}
+	for w, rs := range di.related {
+		size += int64(len(w)) + 40 + int64(len(rs))*24
 	}
 	di.bytes = size + int64(len(di.chunks))*8 + pageCountsBytes
 	return di

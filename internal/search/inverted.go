@@ -64,6 +64,9 @@ type domainIndex struct {
 	// maxBoost bounds boost, for pruning.
 	maxBoost float64
 	terms    map[string]*postings
+	// related are the words mined as related to each word (see
+	// mineRelations), searched with it at a lower weight.
+	related map[string][]relatedTerm
 	// sorted lists the tokens in order, for prefixes; sortedPostings
 	// holds the postings of each, so that a prefix's tokens are found
 	// without a map lookup each.
@@ -480,7 +483,6 @@ func (di *domainIndex) chunkFactor(d int32, pb pageBoost) float64 {
 // possible contribution cannot lift a chunk into the current top n only
 // score chunks other terms found. They are returned in no order, in s.
 func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
-	N := float64(len(di.chunks))
 	s.matches = s.matches[:0]
 	for _, t := range q.Terms {
 		m := di.termMatches(t, s)
@@ -491,12 +493,7 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 			}
 			continue
 		}
-		df := float64(len(m.docs))
-		m.idf = math.Log((N - df + 0.5) / (df + 0.5))
-		if m.idf <= 0 {
-			m.idf = 1e-6
-		}
-		m.idf *= t.weight()
+		m.idf = bm25IDF(len(di.chunks), len(m.docs)) * t.weight()
 		// idf > 0 and rounding keeps order, so idf times the largest tf
 		// is the largest of idf times each tf.
 		maxTF := m.maxTF
@@ -507,6 +504,9 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 		}
 		m.ub = m.idf * maxTF
 		s.matches = append(s.matches, m)
+	}
+	if len(s.matches) > 0 {
+		di.expandRelated(q, s)
 	}
 	if len(s.matches) == 0 {
 		return nil
@@ -538,6 +538,17 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 		di.maxScore(s.optional, n, keep, pb, di.maxBoost*max(pathBoost, 1), s)
 	}
 	return s.best.s
+}
+
+// bm25IDF is the inverse document frequency of a word in df of chunks
+// chunks, kept above 0 so that a word every chunk has still ranks a little.
+func bm25IDF(chunks, df int) float64 {
+	n, f := float64(chunks), float64(df)
+	idf := math.Log((n - f + 0.5) / (f + 0.5))
+	if idf <= 0 {
+		return 1e-6
+	}
+	return idf
 }
 
 // tf is bm25's saturated term frequency of a weighted frequency in chunk d.

@@ -43,6 +43,8 @@ type queryScratch struct {
 	rows     []rankRow
 	grouped  []rankRow
 	pageNext []int32
+	// expansion are the related words a query adds, with their weights.
+	expansion []relatedTerm
 }
 
 // queryScratchPool keeps the *queryScratch of finished queries.
