@@ -49,8 +49,10 @@ func newTermSet(question string) *termSet {
 		})
 	}
 	for _, t := range search.ParseQuery(question, search.DetectLanguage(question)) {
-		// A phrase holds its stop words; a single word never is one.
-		if len(t.Words) == 1 || t.Required {
+		// A phrase holds its stop words; a single word never is one. A
+		// term the analysis added (a synonym, a joined form) is no word
+		// the reader asked about.
+		if !t.Expansion() && (len(t.Words) == 1 || t.Required) {
 			for _, w := range t.Words {
 				add(w)
 			}

@@ -138,11 +138,11 @@ func (tz *tokenizer) tokenize(tb *tokenBatch) {
 			if fi == 0 || fi == 2 {
 				if text != tz.prevText[fi] {
 					tz.prevText[fi], tz.prevIDs[fi] = text, tz.prevIDs[fi][:0]
-					analyzedTokens(text, func(raw string) { tz.prevIDs[fi] = append(tz.prevIDs[fi], tz.id(raw)) })
+					indexTokens(text, func(raw string) { tz.prevIDs[fi] = append(tz.prevIDs[fi], tz.id(raw)) })
 				}
 				tb.stream = append(tb.stream, tz.prevIDs[fi]...)
 			} else {
-				analyzedTokens(text, func(raw string) { tb.stream = append(tb.stream, tz.id(raw)) })
+				indexTokens(text, func(raw string) { tb.stream = append(tb.stream, tz.id(raw)) })
 			}
 			tb.fieldLen = append(tb.fieldLen, uint32(len(tb.stream)-start))
 		}
@@ -161,8 +161,8 @@ func (tz *tokenizer) id(raw string) int32 {
 		tz.byStem[st] = n
 		tz.stems = append(tz.stems, st)
 	}
-	// No copy of raw: it is part of a field's text, which the key keeps
-	// alive no longer than the tokenizer.
+	// No copy of raw: it is part of a field's text (or a joined form made
+	// for it), which the key keeps alive no longer than the tokenizer.
 	tz.ids[raw] = n
 	return n
 }

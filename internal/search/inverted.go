@@ -493,18 +493,9 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 			}
 			continue
 		}
-		m.idf = bm25IDF(len(di.chunks), len(m.docs)) * t.weight()
-		// idf > 0 and rounding keeps order, so idf times the largest tf
-		// is the largest of idf times each tf.
-		maxTF := m.maxTF
-		if maxTF == 0 {
-			for i, d := range m.docs {
-				maxTF = max(maxTF, di.tf(m.wtf[i], d))
-			}
-		}
-		m.ub = m.idf * maxTF
-		s.matches = append(s.matches, m)
+		di.addMatch(m, termWeight(t), s)
 	}
+	di.expandCompounds(q.Terms, s)
 	if len(s.matches) > 0 {
 		di.expandRelated(q, s)
 	}
@@ -540,15 +531,26 @@ func (di *domainIndex) search(q Query, n int, s *queryScratch) []scored {
 	return s.best.s
 }
 
-// bm25IDF is the inverse document frequency of a word in df of chunks
-// chunks, kept above 0 so that a word every chunk has still ranks a little.
-func bm25IDF(chunks, df int) float64 {
-	n, f := float64(chunks), float64(df)
-	idf := math.Log((n - f + 0.5) / (f + 0.5))
-	if idf <= 0 {
-		return 1e-6
+// addMatch adds a term's match to s.matches, with its idf times weight and
+// the bound of its score.
+func (di *domainIndex) addMatch(m match, weight float64, s *queryScratch) {
+	N := float64(len(di.chunks))
+	df := float64(len(m.docs))
+	m.idf = math.Log((N - df + 0.5) / (df + 0.5))
+	if m.idf <= 0 {
+		m.idf = 1e-6
 	}
-	return idf
+	m.idf *= weight
+	// idf > 0 and rounding keeps order, so idf times the largest tf
+	// is the largest of idf times each tf.
+	maxTF := m.maxTF
+	if maxTF == 0 {
+		for i, d := range m.docs {
+			maxTF = max(maxTF, di.tf(m.wtf[i], d))
+		}
+	}
+	m.ub = m.idf * maxTF
+	s.matches = append(s.matches, m)
 }
 
 // tf is bm25's saturated term frequency of a weighted frequency in chunk d.

@@ -259,13 +259,14 @@ func siftDown(heap []rankRow, i int, order rankOrder) {
 	heap[i] = moving
 }
 
-// singleWordTerms counts the one-word terms of a query: phrases add to a
-// chunk's relevance but are not more words to match, and expansion terms
-// (weighing less than 1) are not words the reader typed.
+// singleWordTerms counts the one-word terms of a query the reader typed:
+// phrases add to a chunk's relevance but are not more words to match, and
+// neither are the terms the analysis added (see Term.Expansion), so that an
+// expanded query's scores mean what the reader's own words would.
 func singleWordTerms(ts []Term) int {
 	n := 0
 	for _, t := range ts {
-		if len(t.Words) == 1 && t.weight() >= 1 {
+		if len(t.Words) == 1 && !t.Expansion() {
 			n++
 		}
 	}

@@ -292,7 +292,7 @@ func (di *domainIndex) expandRelated(q Query, s *queryScratch) {
 	}
 	s.expansion = s.expansion[:0]
 	for _, t := range q.Terms {
-		if len(t.Words) != 1 || t.Required || t.weight() < 1 {
+		if len(t.Words) != 1 || t.Required || t.Expansion() {
 			continue
 		}
 		s.tokens = appendTermTokens(s.tokens[:0], t)
@@ -300,7 +300,7 @@ func (di *domainIndex) expandRelated(q Query, s *queryScratch) {
 			continue
 		}
 		for _, r := range di.related[s.tokens[0]] {
-			w := relatedWeight * float64(r.strength) * t.weight()
+			w := relatedWeight * float64(r.strength) * termWeight(t)
 			if i := slices.IndexFunc(s.expansion, func(e relatedTerm) bool { return e.token == r.token }); i >= 0 {
 				s.expansion[i].strength = max(s.expansion[i].strength, float32(w))
 				continue
@@ -316,10 +316,7 @@ func (di *domainIndex) expandRelated(q Query, s *queryScratch) {
 		if pl == nil {
 			continue
 		}
-		m := postingsMatch(pl)
-		m.idf = bm25IDF(len(di.chunks), len(pl.docs)) * float64(e.strength)
-		m.ub = m.idf * m.maxTF
-		s.matches = append(s.matches, m)
+		di.addMatch(postingsMatch(pl), float64(e.strength), s)
 	}
 }
 

@@ -35,6 +35,12 @@ type queryScratch struct {
 	bounds  []float64
 	termAt  []int
 	termDoc []int32
+	// joined, stem and stemRunes are the compounds' (see
+	// expandCompounds): a joined form, a stem, the stemmer's room; pair
+	// the postings of a split word's two parts.
+	joined, stem []byte
+	stemRunes    [maxStemBytes]rune
+	pair         [2]*postings
 	// pagesSeen is countPages' set of the pages counted, a bit a page.
 	pagesSeen []uint64
 	// best are the best candidates so far; rows the page-level ranking's,

@@ -98,19 +98,26 @@ type Term struct {
 	// Required terms must all match; the others are alternatives that
 	// only rank.
 	Required bool
-	// Weight multiplies the term's contribution to a chunk's relevance; 0
-	// means 1. Expansion terms (related words the reader did not type)
-	// weigh less than the reader's own.
+	// Weight multiplies the term's relevance; 0 means 1. A term the
+	// analysis adds to the reader's (a synonym, the joined form of two
+	// words) weighs less than 1, and such a term is not counted as one of
+	// the reader's words when scores are normalized (see Expansion).
 	Weight float64
 }
 
-// weight is the term's Weight, 1 when unset.
-func (t Term) weight() float64 {
-	if t.Weight <= 0 {
+// termWeight is t's Weight, 1 when unset or not a positive number.
+func termWeight(t Term) float64 {
+	if !(t.Weight > 0) || math.IsInf(t.Weight, 0) {
 		return 1
 	}
 	return t.Weight
 }
+
+// Expansion reports whether t was added to the reader's terms by the
+// analysis rather than typed (its Weight is below 1): it ranks, but the
+// reader did not ask for it, so a chunk without it lacks nothing the
+// reader wanted.
+func (t Term) Expansion() bool { return termWeight(t) < 1 }
 
 // Query is a search as an Index runs it: optional terms ranked by their
 // relevance, required terms all present, then boosts and filters.

@@ -29,8 +29,9 @@ import (
 
 // snapshotFormat is the layout of a snapshot file and of the index it
 // holds; change it with either. 2: chunks carry their Markdown and its
-// overlap. 3: the related words mined from the chunks.
-const snapshotFormat = 3
+// overlap. 3: words joined by punctuation are indexed joined too. 4: the
+// related words mined from the chunks.
+const snapshotFormat = 4
 
 var snapshotMagic = [8]byte{'d', 's', 'm', 'i', 'd', 'x', '\n', 0}
 
@@ -52,10 +53,10 @@ const snapshotHeaderSize = 8 + 4 + 32 + 32 + 8
 // snapshot written by another analysis holds other tokens.
 func analysisFingerprint() [32]byte {
 	const probe = "Configuring the randomUUID HTTPServer's libraries: naïve café crème, 侧边栏导航, カタカナ, 한국어, " +
-		"getID2 and JUnit in v1.2.3 — running, runs, ran; 0AAAa x² ½"
+		"getID2 and JUnit in v1.2.3 — running, runs, ran; 0AAAa x² ½; --dry-run api/v1/users team_space"
 	h := sha256.New()
 	_, _ = fmt.Fprintf(h, "%d\n", snapshotFormat)
-	analyzedTokens(probe, func(raw string) {
+	indexTokens(probe, func(raw string) {
 		_, _ = io.WriteString(h, raw+"\x00"+stemToken(raw)+"\n")
 	})
 	var sum [32]byte

@@ -29,6 +29,12 @@ func tokens(text string, fn func(tok string)) {
 // Plain ASCII text, the usual case, is tokenized as it stands, each
 // camel-case word followed by its parts.
 func analyzedTokens(text string, fn func(raw string)) {
+	analyzedSpans(text, func(start, end int) { fn(text[start:end]) })
+}
+
+// analyzedSpans is analyzedTokens giving each token as its place in text:
+// fn(start, end) for text[start:end].
+func analyzedSpans(text string, fn func(start, end int)) {
 	if !isPlainASCII(text) {
 		// Analyze's pieces, tokenized as rawTokens would tokenize their
 		// concatenation: a token runs on across pieces only where they
@@ -37,7 +43,7 @@ func analyzedTokens(text string, fn func(raw string)) {
 		start, end := -1, -1
 		flush := func() {
 			if start >= 0 {
-				fn(text[start:end])
+				fn(start, end)
 				start = -1
 			}
 		}
@@ -81,16 +87,16 @@ func analyzedTokens(text string, fn func(raw string)) {
 	camel := hasCamel(text)
 	var cutBuf [8]int
 	cuts := cutBuf[:0]
-	rawTokens(text, func(w string) {
-		fn(w)
-		if camel && hasInnerUpper(w) {
+	rawTokenSpans(text, func(i, j int) {
+		fn(i, j)
+		if w := text[i:j]; camel && hasInnerUpper(w) {
 			if cuts = camelCuts(w, cuts); len(cuts) > 0 {
 				p := 0
 				for _, c := range cuts {
-					fn(w[p:c])
+					fn(i+p, i+c)
 					p = c
 				}
-				fn(w[p:])
+				fn(i+p, j)
 			}
 		}
 	})
@@ -109,6 +115,11 @@ func hasInnerUpper(w string) bool {
 
 // rawTokens calls fn with each token of text as written, in order.
 func rawTokens(text string, fn func(raw string)) {
+	rawTokenSpans(text, func(i, j int) { fn(text[i:j]) })
+}
+
+// rawTokenSpans is rawTokens giving each token as its place in text.
+func rawTokenSpans(text string, fn func(i, j int)) {
 	i := 0
 	for i < len(text) {
 		r, size := rune(text[i]), 1
@@ -137,7 +148,7 @@ func rawTokens(text string, fn func(raw string)) {
 			}
 			j += s2
 		}
-		fn(text[i:j])
+		fn(i, j)
 		i = j
 	}
 }
