@@ -214,8 +214,12 @@ func (b *indexBuilder) finish(version int64) *domainIndex {
 	arrays, posStart, size := layOutPostings(parts, stems, lists)
 	inParallel(parts, func(p *buildPart) { p.fill(arrays, posStart) })
 	named.Wait()
+	// Mining related words reads the chunks and the postings' counts,
+	// which prepare leaves alone: the two run side by side.
+	var mined sync.WaitGroup
+	mined.Go(func() { di.related = mineRelations(di) })
 	di.prepare()
-	di.related = mineRelations(di)
+	mined.Wait()
 	// What prepare adds: a norm and a seq a chunk, a postings pointer a
 	// token.
 	size += int64(len(di.chunks))*16 + int64(len(stems))*8

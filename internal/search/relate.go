@@ -2,9 +2,11 @@ package search
 
 import (
 	"cmp"
+	"iter"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Related terms mined from a docs site when its index is built. Readers do
@@ -32,8 +34,10 @@ const (
 	describeEvidence = 0.5
 	// describeWords bounds the distinctive words of a description.
 	describeWords = 2
-	headingEvidence  = 0.25
-	minRelation      = 1.0
+	// A title and a heading of its page are related only when several
+	// pages pair the same words.
+	headingEvidence = 0.25
+	minRelation     = 1.0
 	// maxRelated bounds the relations kept per word, the strongest first.
 	maxRelated = 4
 	// maxSideWords bounds the words of either side of a statement: a
@@ -44,8 +48,10 @@ const (
 	// has adds noise, not vocabulary.
 	maxRelatedShare = 0.05
 	minCommonChunks = 8
-	// relatedWeight is the weight of a related term at full strength.
-	relatedWeight = 0.4
+	// relatedWeight is the weight of a related term at full strength:
+	// enough to find a page written in the docs' words, too little to
+	// outrank one with the reader's.
+	relatedWeight = 0.3
 )
 
 // relatedTerm is a word related to another, as the index holds it.
@@ -59,11 +65,10 @@ type relatedTerm struct {
 // The statements mined, as patterns over a chunk's Markdown (links,
 // glossary entries) and plain text lines (definitions).
 var (
-	markdownLink = regexp.MustCompile(`(^|[^!\]])\[([^\[\]]{2,60})\]\(([^()\s]+)\)`)
 	// "A team space, or workspace, is …"
 	orDefinition = regexp.MustCompile(`(?i)^(?:an?\s+|the\s+)?([\p{L}\d][\p{L}\d -]{1,40}?),\s+or\s+([\p{L}\d][\p{L}\d -]{1,40}?),\s+(?:is|are)\s`)
 	// "workspace (also called a team space)", "(aka …)", "(or …)"
-	alsoCalled = regexp.MustCompile(`(?i)([\p{L}\d][\p{L}\d-]*(?:\s[\p{L}\d][\p{L}\d-]*){0,2})\s+\((?:also\s+(?:called|known\s+as|named)|aka|a\.k\.a\.|or)\s+(?:an?\s+|the\s+)?([^()]{2,40})\)`)
+	alsoCalled = regexp.MustCompile(`(?i)([\p{L}\d][\p{L}\d-]*(?:\s[\p{L}\d][\p{L}\d-]*){0,2})\s+\((?:also\s+(?:called|known\s+as|named)|aka|a\.k\.a\.|or)\s+(?:an?\s+|the\s+)?([^()]{2,40})\)$`)
 	// "**Team space**: a workspace …", "- **Team space** — …"
 	glossaryEntry = regexp.MustCompile(`^\s*(?:[-*]\s+)?\*\*([^*]{2,40})\*\*\s*[:—–-]\s*(.{2,200})`)
 	// "A team space is a workspace …"
@@ -81,6 +86,9 @@ type relationMiner struct {
 	titles map[string]linkTarget
 	// maxDF is the most chunks a related word may be in.
 	maxDF int
+	// sides remembers sideWords' answers: page titles and headings come
+	// again and again.
+	sides map[string][]string
 }
 
 type linkTarget struct{ title, language string }
@@ -102,6 +110,7 @@ func mineRelations(di *domainIndex) map[string][]relatedTerm {
 		evidence: map[[2]string]float64{},
 		pageSeen: map[pairOnPage]bool{},
 		titles:   map[string]linkTarget{},
+		sides:    map[string][]string{},
 		maxDF:    max(minCommonChunks, int(maxRelatedShare*float64(len(di.chunks)))),
 	}
 	for _, c := range di.chunks {
@@ -131,13 +140,11 @@ func (m *relationMiner) chunk(d int32) {
 	if c.Heading != "" && c.Heading != c.PageTitle {
 		m.relate(c.PageTitle, c.Heading, page, headingEvidence)
 	}
-	if strings.Contains(c.Markdown, "](") {
-		for _, sm := range markdownLink.FindAllStringSubmatch(c.Markdown, -1) {
-			// A link to a translation of the page relates words of two
-			// languages: not vocabulary a reader of one uses.
-			if target, ok := m.titles[pageURL(sm[3])]; ok && target.language == c.Language {
-				m.relate(sm[2], target.title, page, linkEvidence)
-			}
+	for text, target := range markdownLinks(c.Markdown) {
+		// A link to a translation of the page relates words of two
+		// languages: not vocabulary a reader of one uses.
+		if t, ok := m.titles[pageURL(target)]; ok && t.language == c.Language {
+			m.relate(text, t.title, page, linkEvidence)
 		}
 	}
 	for line := range strings.Lines(c.Markdown) {
@@ -153,17 +160,98 @@ func (m *relationMiner) chunk(d int32) {
 				m.relate(sm[1], sm[2], page, definitionEvidence)
 			}
 		}
-		if strings.Contains(line, " (") {
-			for _, sm := range alsoCalled.FindAllStringSubmatch(line, -1) {
+		for at := range otherNames(line) {
+			// The pattern is anchored to the parenthesis: from a few
+			// words before it to its end.
+			from := max(0, at-60)
+			for from > 0 && !utf8.RuneStart(line[from]) {
+				from--
+			}
+			if sm := alsoCalled.FindStringSubmatch(line[from:at]); sm != nil {
 				m.relate(lastWords(sm[1]), sm[2], page, definitionEvidence)
 			}
 		}
-		if strings.Contains(line, " is ") || strings.Contains(line, " are ") {
+		if startsDefinition(line) {
 			if sm := isADefinition.FindStringSubmatch(line); sm != nil {
 				m.relate(sm[1], leadingWords(sm[2]), page, describeEvidence)
 			}
 		}
 	}
+}
+
+// markdownLinks yields the text and target of each link of a chunk's
+// Markdown, images aside: "[text](target)" with a short text and a target
+// without spaces. A scan rather than a pattern: most chunks have links.
+func markdownLinks(md string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		rest, offset := md, 0
+		for {
+			i := strings.Index(rest, "](")
+			if i < 0 {
+				return
+			}
+			at := offset + i
+			rest, offset = rest[i+2:], at+2
+			open := strings.LastIndexAny(md[max(0, at-maxLinkText):at], "[]")
+			if open < 0 {
+				continue
+			}
+			open += max(0, at-maxLinkText)
+			if md[open] != '[' || open > 0 && md[open-1] == '!' {
+				continue
+			}
+			end := strings.IndexAny(rest, ") \n\t(")
+			if end <= 0 || rest[end] != ')' {
+				continue
+			}
+			if !yield(md[open+1:at], rest[:end]) {
+				return
+			}
+		}
+	}
+}
+
+// maxLinkText bounds a link text worth reading: a name, not a sentence.
+const maxLinkText = 60
+
+// otherNames yields where, in a line, a parenthesis opens that gives
+// another name: "(also called", "(also known as", "(aka", "(or ".
+func otherNames(line string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for at := 0; ; {
+			i := strings.IndexByte(line[at:], '(')
+			if i < 0 {
+				return
+			}
+			at += i
+			rest := line[at+1:]
+			if hasPrefixFold(rest, "also ") || hasPrefixFold(rest, "aka ") || hasPrefixFold(rest, "a.k.a. ") || hasPrefixFold(rest, "or ") {
+				end := strings.IndexByte(rest, ')')
+				if end < 0 {
+					return
+				}
+				if !yield(at + 1 + end + 1) {
+					return
+				}
+			}
+			at++
+		}
+	}
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// startsDefinition reports whether a line may start "X is a …" with a name
+// of a few words: the pattern is tried only then.
+func startsDefinition(line string) bool {
+	for _, verb := range [...]string{" is ", " are "} {
+		if i := strings.Index(line, verb); i > 0 && i < 48 && strings.Count(line[:i], " ") < maxSideWords+1 {
+			return true
+		}
+	}
+	return false
 }
 
 // leadingWords is the start of a description, up to its first punctuation
@@ -228,6 +316,18 @@ func (m *relationMiner) relate(a, b string, page int32, evidence float64) {
 // absent from the index. A side with more words than maxSideWords (before
 // they are filtered) is returned whole, for relate to refuse.
 func (m *relationMiner) sideWords(s string) []string {
+	if out, ok := m.sides[s]; ok {
+		return out
+	}
+	out := m.distinctiveWords(s)
+	m.sides[s] = out
+	return out
+}
+
+func (m *relationMiner) distinctiveWords(s string) []string {
+	if strings.Count(s, " ") > 2*maxSideWords {
+		return make([]string, maxSideWords+1)
+	}
 	var out []string
 	all := 0
 	Words(s, func(raw, word string) {
