@@ -133,3 +133,19 @@ func TestRelatedSnapshot(t *testing.T) {
 		t.Errorf("related read back %v, written %v", got.related, di.related)
 	}
 }
+
+// TestHeadingPathMatches: a passage is found by the words of where it sits
+// (navigation group, page title, parent headings) when its text has none
+// of them.
+func TestHeadingPathMatches(t *testing.T) {
+	t.Parallel()
+	chunks := relateFixture()
+	chunks = append(chunks, Chunk{ID: "run/server#disk", PagePath: "run/server", URL: "https://docs.example/run/server#disk",
+		PageTitle: "Running your own server", Heading: "Disk", Breadcrumb: []string{"Operate", "Running your own server", "Prerequisites", "Disk"},
+		Text: "Reserve twenty gigabytes for attachments and the search index."})
+	di := buildDomainIndex(chunks, 1)
+	hits := di.hits(Query{Terms: ParseQuery("prerequisites to operate a server?", "en"), Limit: 3})
+	if len(hits) == 0 || hits[0].ID != "run/server#disk" {
+		t.Errorf("hits %v, want the disk section first", hitPages(hits))
+	}
+}
