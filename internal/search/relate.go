@@ -38,8 +38,10 @@ const (
 	// pages pair the same words.
 	headingEvidence = 0.25
 	minRelation     = 1.0
-	// maxRelated bounds the relations kept per word, the strongest first.
-	maxRelated = 4
+	// maxRelated bounds the relations kept per word, the strongest first;
+	// maxExpansion the related words one query adds.
+	maxRelated   = 4
+	maxExpansion = 8
 	// maxSideWords bounds the words of either side of a statement: a
 	// longer link text or definition is a sentence, not a name.
 	maxSideWords = 3
@@ -408,6 +410,9 @@ func (di *domainIndex) expandRelated(q Query, s *queryScratch) {
 			s.expansion = append(s.expansion, relatedTerm{r.token, float32(w)})
 		}
 	}
+	// The strongest few: each term added costs a postings walk.
+	slices.SortStableFunc(s.expansion, func(a, b relatedTerm) int { return cmp.Compare(b.strength, a.strength) })
+	s.expansion = s.expansion[:min(len(s.expansion), maxExpansion)]
 	for _, e := range s.expansion {
 		if queryHasToken(q.Terms, e.token) {
 			continue
