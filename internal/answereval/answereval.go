@@ -14,6 +14,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/llm"
+	"github.com/docsmith/docsmith/internal/retrievaleval"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -37,7 +38,7 @@ type Options struct {
 
 // Result is one question's answer, judged.
 type Result struct {
-	search.Question
+	retrievaleval.Question
 	// Status is the answer's status as the reader was told it.
 	Status string
 	Note   string
@@ -56,7 +57,7 @@ type Result struct {
 
 // NotInDocs reports whether the docs do not answer the question.
 func (r Result) NotInDocs() bool {
-	return r.Kind == search.KindNotInDocs || len(r.ExpectedPaths) == 0
+	return r.Kind == retrievaleval.KindNotInDocs || len(r.ExpectedPaths) == 0
 }
 
 // StatusRight reports whether the status says what the question set
@@ -141,7 +142,7 @@ func (r Report) Counts() Counts {
 // set, each in a thread of its own.
 func Evaluate(ctx context.Context, opts Options) (Report, error) {
 	start := time.Now()
-	questions, err := search.ReadQuestions(opts.Questions)
+	questions, err := retrievaleval.ReadQuestions(opts.Questions)
 	if err != nil {
 		return Report{}, err
 	}
@@ -184,7 +185,7 @@ func Evaluate(ctx context.Context, opts Options) (Report, error) {
 }
 
 // judge compares an answer with what the question set expects of it.
-func judge(q search.Question, got collected) Result {
+func judge(q retrievaleval.Question, got collected) Result {
 	r := Result{Question: q, Status: got.status.Status, Note: got.status.Note, Answer: got.text.String()}
 	for _, s := range got.sources {
 		r.Cited = append(r.Cited, s.Path)

@@ -271,6 +271,7 @@ func (s *Service) Search(ctx context.Context, d tenant.Domain, q SearchRequest) 
 		PageSize:       q.PageSize,
 		ScoreThreshold: q.ScoreThreshold,
 		Filter:         q.Filter,
+		Synonyms:       d.Settings.Synonyms,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", d.ID, err)

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // A model's sentence is grounded when what it states is in the passages it
@@ -18,7 +18,7 @@ import (
 //     the first), and inline code; a number or identifier is looked for as
 //     written (any case), between word boundaries;
 //   - soft terms, most of them: the other words, as the index analyses them
-//     (search.Words: folded, stemmed), less the function words; a model
+//     (engine.Words: folded, stemmed), less the function words; a model
 //     paraphrases, so about one in three may be missing.
 //
 // A sentence with nothing to check (a greeting, "Here is how:") is
@@ -33,7 +33,7 @@ type groundedPassage struct {
 
 func newGroundedPassage(title, text string) groundedPassage {
 	g := groundedPassage{words: map[string]bool{}, lower: strings.ToLower(title + "\n" + text)}
-	search.Words(title+"\n"+text, func(_, w string) { g.words[w] = true })
+	engine.Words(title+"\n"+text, func(_, w string) { g.words[w] = true })
 	return g
 }
 
@@ -217,7 +217,7 @@ func sentenceTerms(text string) claimTerms {
 		}
 		// A plain word, or words joined by hyphens ("built-in"): each
 		// word as the index reads it.
-		search.Words(tok, func(raw, w string) {
+		engine.Words(tok, func(raw, w string) {
 			switch {
 			case functionWords[strings.ToLower(raw)] || utf8.RuneCountInString(raw) < 3 && !isAcronym(raw):
 			case isAcronym(raw):
@@ -248,7 +248,7 @@ func codeTerms(block string) claimTerms {
 		case isIdentifier(tok) || isNumeral(tok):
 			ts.hard = append(ts.hard, strings.TrimRight(tok, ".:"))
 		default:
-			search.Words(tok, func(raw, w string) {
+			engine.Words(tok, func(raw, w string) {
 				if !functionWords[strings.ToLower(raw)] && utf8.RuneCountInString(raw) >= 3 {
 					ts.soft = append(ts.soft, termWord{raw, w})
 				}
@@ -346,9 +346,9 @@ var functionWords = func() map[string]bool {
 	`) {
 		m[w] = true
 	}
-	// The stems too: search.Words gives words stemmed.
+	// The stems too: engine.Words gives words stemmed.
 	for w := range m {
-		search.Words(w, func(_, s string) { m[s] = true })
+		engine.Words(w, func(_, s string) { m[s] = true })
 	}
 	return m
 }()

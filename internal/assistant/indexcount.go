@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // What the answer asks the index: how many pages a domain has, and how many
@@ -43,7 +44,7 @@ const (
 // Words are compared as the index stems them.
 func genericWord(w string) bool {
 	g := false
-	search.Words(w, func(_, stem string) { g = genericStems[stem] })
+	engine.Words(w, func(_, stem string) { g = genericStems[stem] })
 	return g
 }
 
@@ -58,7 +59,7 @@ var genericStems = func() map[string]bool {
 		"use", "using", "thing", "something", "anything", "yes", "please", "thank", "thanks", "hi", "hello",
 		"instead", "without", "step", "many", "much", "built", "able", "option", "actually", "really", "good", "best",
 	} {
-		search.Words(w, func(_, stem string) { m[stem] = true })
+		engine.Words(w, func(_, stem string) { m[stem] = true })
 	}
 	return m
 }()

@@ -5,11 +5,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // A question's words and names, as the answer's status weighs them against
-// the index. Words are compared as the index analyses them (search.Words):
+// the index. Words are compared as the index analyses them (engine.Words):
 // whole words, folded and stemmed, so that "tire" never meets "entire".
 
 // qword is a word of substance of the question: not a function word nor a
@@ -53,17 +53,17 @@ const maxContextWords = 16
 
 // questionWords analyses a question and the texts the reader pointed at.
 func questionWords(question string, context []string) questionTerms {
-	lang := search.DetectLanguage(question)
+	lang := engine.DetectLanguage(question)
 	var qt questionTerms
 	seen := map[string]bool{}
 	field := 0
 	add := func(raw string, part int, name bool) {
 		field++
-		if utf8.RuneCountInString(raw) < 2 || search.StopWord(lang, raw) || genericWord(raw) {
+		if utf8.RuneCountInString(raw) < 2 || engine.StopWord(lang, raw) || genericWord(raw) {
 			return
 		}
-		search.Words(raw, func(r, stem string) {
-			if utf8.RuneCountInString(r) < 2 || seen[stem] || search.StopWord(lang, r) || genericWord(r) {
+		engine.Words(raw, func(r, stem string) {
+			if utf8.RuneCountInString(r) < 2 || seen[stem] || engine.StopWord(lang, r) || genericWord(r) {
 				return
 			}
 			seen[stem] = true
@@ -231,7 +231,7 @@ func isNumber(s string) bool {
 // identifierWords are an identifier's words as written, for a phrase query.
 func identifierWords(t string) []string {
 	var out []string
-	search.Words(t, func(raw, _ string) { out = append(out, raw) })
+	engine.Words(t, func(raw, _ string) { out = append(out, raw) })
 	return out
 }
 

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/docsmith/docsmith/internal/mdblock"
-	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // maxQuote bounds a citation's quote.
@@ -28,7 +28,7 @@ const maxQuote = 200
 // without function words: what a quote is chosen by.
 func quoteWords(question string) map[string]bool {
 	out := map[string]bool{}
-	search.Words(question, func(raw, w string) {
+	engine.Words(question, func(raw, w string) {
 		if !functionWords[strings.ToLower(raw)] && !functionWords[w] && utf8.RuneCountInString(raw) >= 2 {
 			out[w] = true
 		}
@@ -45,7 +45,7 @@ func passageQuote(text string, words map[string]bool) string {
 		score := 0
 		count := func(text string, weight int) {
 			seen := map[string]bool{}
-			search.Words(text, func(_, w string) {
+			engine.Words(text, func(_, w string) {
 				if words[w] && !seen[w] {
 					seen[w] = true
 					score += weight

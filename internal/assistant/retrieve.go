@@ -36,6 +36,7 @@ func (a *Answer) retrieve(ctx context.Context) ([]passage, error) {
 		CurrentPath: a.req.CurrentPath,
 		PageSize:    a.req.PageSize,
 		Filter:      a.req.Filter,
+		Synonyms:    a.domain.Settings.Synonyms,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve passages: %w", err)

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // The answer's status says how far the docs cover a question. Without a
@@ -74,7 +75,7 @@ func decide(qt questionTerms, f indexFacts, ps []passage) verdict {
 		missing = appendUnique(missing, n.text)
 		missingParts[n.part] = true
 		for _, w := range n.words {
-			search.Words(w, func(_, stem string) { inMissing[stem] = true })
+			engine.Words(w, func(_, stem string) { inMissing[stem] = true })
 		}
 	}
 	// A word on no more than rare pages the docs barely use: on a small
@@ -237,8 +238,8 @@ func holding(ps []passage, words []qword, ok func(held []qword) bool) []passage 
 func passageStems(p passage) map[string]bool {
 	stems := map[string]bool{}
 	add := func(_, stem string) { stems[stem] = true }
-	search.Words(p.title, add)
-	search.Words(p.text, add)
+	engine.Words(p.title, add)
+	engine.Words(p.text, add)
 	return stems
 }
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 func TestQuestionNames(t *testing.T) {
@@ -63,7 +63,7 @@ func TestDecide(t *testing.T) {
 	}
 	df := map[string]int{}
 	for w, n := range words {
-		search.Words(w, func(_, stem string) { df[stem] = n })
+		engine.Words(w, func(_, stem string) { df[stem] = n })
 	}
 	ps := []passage{
 		{title: "Webhooks", text: "Each webhook is signed with a secret. Rotate the secret from the settings page."},
@@ -105,7 +105,7 @@ func TestDecide(t *testing.T) {
 		for i, n := range qt.names {
 			f.known[i] = true
 			for _, w := range n.words {
-				search.Words(w, func(_, stem string) { f.known[i] = f.known[i] && df[stem] > 0 })
+				engine.Words(w, func(_, stem string) { f.known[i] = f.known[i] && df[stem] > 0 })
 			}
 		}
 		v := decide(qt, f, slices.Clone(ps))

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // maxTermBits is how many distinct question words an extractive answer
 // matches: one bit each in a mask.
 const maxTermBits = 64
 
-// termSet is the question's words as the index analyses them (search.Words:
+// termSet is the question's words as the index analyses them (engine.Words:
 // whole words, folded, stemmed), stop words left out, each with a weight:
 // a word that few of the sections read holds says more than one most of
 // them hold. Matching compares whole words, never parts of words.
@@ -30,13 +30,13 @@ type termSet struct {
 	lower    []byte // mayHold's buffer: a termSet serves one answer
 }
 
-// newTermSet takes the words of the question that search.ParseQuery keeps
+// newTermSet takes the words of the question that engine.ParseQuery keeps
 // (it drops stop words and one-letter words), analysed as the index
 // analyses text, all weighing 1 until weigh.
 func newTermSet(question string) *termSet {
 	ts := &termSet{ids: map[string]int{}}
 	add := func(text string) {
-		search.Words(text, func(_, w string) {
+		engine.Words(text, func(_, w string) {
 			if _, ok := ts.ids[w]; ok || len(ts.ids) == maxTermBits {
 				return
 			}
@@ -48,7 +48,7 @@ func newTermSet(question string) *termSet {
 			ts.prefixes = append(ts.prefixes, w[:max(1, min(4, len(w)-1))])
 		})
 	}
-	for _, t := range search.ParseQuery(question, search.DetectLanguage(question)) {
+	for _, t := range engine.ParseQuery(question, engine.DetectLanguage(question)) {
 		// A phrase holds its stop words; a single word never is one. A
 		// term the analysis added (a synonym, a joined form) is no word
 		// the reader asked about.
@@ -70,11 +70,11 @@ func (ts *termSet) mask(text string) uint64 {
 	if ts.empty() || !ts.mayHold(text) {
 		return 0
 	}
-	search.Tokens(text, func(raw string) {
+	engine.Tokens(text, func(raw string) {
 		if !ts.mayBe(raw) {
 			return
 		}
-		if k, ok := ts.ids[search.Stem(raw)]; ok {
+		if k, ok := ts.ids[engine.Stem(raw)]; ok {
 			m |= 1 << k
 		}
 	})

@@ -3,7 +3,7 @@ package assistant
 import (
 	"testing"
 
-	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // A question word's mask finds it exactly where the full analysis does,
@@ -36,7 +36,7 @@ func TestTermMaskAsFullAnalysis(t *testing.T) {
 		ts := newTermSet(q)
 		for _, text := range texts {
 			var want uint64
-			search.Words(text, func(_, w string) {
+			engine.Words(text, func(_, w string) {
 				if k, ok := ts.ids[w]; ok {
 					want |= 1 << k
 				}

@@ -52,7 +52,7 @@ Usage:
                          [--model PROVIDER/MODEL] [--allowed-origin URL ...] [--finish-thread-id=false]
                          [--reader-secret-env VAR | --reader-secret-file PATH]
                          [--answers-per-day N] [--tokens-per-day N] [--proof-of-work] [--mcp-public]
-                         [--grounding mark|strict]
+                         [--grounding mark|strict] [--synonyms "teamspace=workspace;sign in=log in"]
   docsmith domain update --domain DOMAIN [any flag of domain create]   change only the flags given
   docsmith domain list [--org ORG]
   docsmith domain status DOMAIN                                    the domain's index: commit, head, lag, last error
@@ -548,6 +548,15 @@ func domainFlags(fs *flag.FlagSet, d *tenant.Domain, origins *stringList, answer
 	fs.BoolVar(&d.Settings.ProofOfWork, "proof-of-work", false, "make every assistant request carry a solved proof-of-work challenge (for a domain under abuse)")
 	fs.BoolVar(&d.Settings.MCPPublic, "mcp-public", false, "let MCP clients without an assistant key read the pages without access groups (search, get_page, resources; no feedback), counted against the per client IP limits")
 	fs.StringVar(&d.Settings.Grounding, "grounding", "", "what a model answer does with a sentence its cited passages do not back: mark (send it, marked; the default) or strict (leave it out)")
+	synonymsHelp := "groups of words or phrases that mean the same in the docs, searched besides the built-in ones: members joined by =, groups by ; (\"teamspace=workspace;sign in=log in\")"
+	if update {
+		synonymsHelp += "; replaces the groups, and --synonyms '' removes them"
+	}
+	fs.Func("synonyms", synonymsHelp, func(v string) error {
+		groups, err := tenant.ParseSynonyms(v)
+		d.Settings.Synonyms = groups
+		return err
+	})
 }
 
 func domainCreate(ctx context.Context, args []string, env Env) error {
@@ -662,6 +671,7 @@ var domainFields = map[string]func(dst *tenant.Domain, src tenant.Domain){
 	"proof-of-work":      func(d *tenant.Domain, s tenant.Domain) { d.Settings.ProofOfWork = s.Settings.ProofOfWork },
 	"mcp-public":         func(d *tenant.Domain, s tenant.Domain) { d.Settings.MCPPublic = s.Settings.MCPPublic },
 	"grounding":          func(d *tenant.Domain, s tenant.Domain) { d.Settings.Grounding = s.Settings.Grounding },
+	"synonyms":           func(d *tenant.Domain, s tenant.Domain) { d.Settings.Synonyms = s.Settings.Synonyms },
 }
 
 func domainList(ctx context.Context, args []string, env Env) error {

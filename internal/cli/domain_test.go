@@ -51,23 +51,25 @@ func TestDomainUpdate(t *testing.T) {
 		t.Fatalf("domain create of an existing domain = %+v", r)
 	}
 
-	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0", "--mcp-public", "--grounding", "strict")
+	r = run(t, dir, "domain", "update", "--domain", "help", "--reader-secret-env", "HELP_READER_SECRET", "--proof-of-work", "--tokens-per-day", "0", "--mcp-public", "--grounding", "strict",
+		"--synonyms", "teamspace = workspace;sign in=log in")
 	if r.code != 0 || r.stdout != "help\n" {
 		t.Fatalf("domain update = %+v", r)
 	}
 	d = storedDomain(t, dir, "help")
-	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true, MCPPublic: true, Grounding: "strict"}
+	want := tenant.DomainSettings{ReaderSecretEnv: "HELP_READER_SECRET", AnswersPerDay: new(50), TokensPerDay: new(0), ProofOfWork: true, MCPPublic: true, Grounding: "strict",
+		Synonyms: [][]string{{"teamspace", "workspace"}, {"sign in", "log in"}}}
 	if !reflect.DeepEqual(d.Settings, want) || !reflect.DeepEqual(d.AllowedOrigins, []string{"https://docs.acme.example"}) {
 		t.Fatalf("after domain update: settings %+v origins %q", d.Settings, d.AllowedOrigins)
 	}
 
 	// The domain may be named as an argument too; 'default' returns a
 	// budget to the server's.
-	if r := run(t, dir, "domain", "update", "help", "--answers-per-day", "default", "--allowed-origin", ""); r.code != 0 {
+	if r := run(t, dir, "domain", "update", "help", "--answers-per-day", "default", "--allowed-origin", "", "--synonyms", ""); r.code != 0 {
 		t.Fatalf("domain update help --answers-per-day default = %+v", r)
 	}
 	d = storedDomain(t, dir, "help")
-	if d.Settings.AnswersPerDay != nil || len(d.AllowedOrigins) != 0 || d.Settings.ReaderSecretEnv != "HELP_READER_SECRET" {
+	if d.Settings.AnswersPerDay != nil || len(d.AllowedOrigins) != 0 || d.Settings.ReaderSecretEnv != "HELP_READER_SECRET" || len(d.Settings.Synonyms) != 0 {
 		t.Fatalf("after domain update to defaults: settings %+v origins %q", d.Settings, d.AllowedOrigins)
 	}
 
@@ -79,6 +81,7 @@ func TestDomainUpdate(t *testing.T) {
 		{[]string{"--domain", "help", "--tokens-per-day", "-5"}, "0 (no bound) or more"},
 		{[]string{"--domain", "help"}, "nothing to change"},
 		{[]string{"--domain", "help", "--grounding", "loose"}, `grounding "loose" must be mark`},
+		{[]string{"--domain", "help", "--synonyms", "teamspace"}, "group 1 has 1 members"},
 		{[]string{"--domain", "missing", "--proof-of-work"}, "not found"},
 	} {
 		r := run(t, dir, append([]string{"domain", "update"}, tc.args...)...)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/docsmith/docsmith/internal/retrievaleval"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
@@ -48,7 +49,7 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 	defer cleanup()
 	// Retrieval runs as the server runs it: on the domain's index in
 	// memory, loaded from the store.
-	rep, err := search.Evaluate(ctx, search.NewMemory(index, search.MemoryConfig{}), *corpus, *questions, search.EvalOptions{K: *k})
+	rep, err := retrievaleval.Evaluate(ctx, search.NewMemory(index, search.MemoryConfig{}), *corpus, *questions, retrievaleval.EvalOptions{K: *k})
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func evalStore(ctx context.Context, databaseURL string, env Env) (index search.S
 	return store, "in memory over sqlite", func() { _ = store.Close(); _ = os.RemoveAll(dir) }, nil
 }
 
-func printReport(w io.Writer, rep search.Report, showMisses bool) error {
+func printReport(w io.Writer, rep retrievaleval.Report, showMisses bool) error {
 	ew := &errWriter{w: w}
 	ew.printf("corpus        %s\n", rep.Corpus)
 	ew.printf("questions     %s: %d (%d with expected pages, %d not in the docs)\n", rep.QuestionsFile, rep.Questions, rep.Answerable, rep.NotInDocs)

@@ -16,6 +16,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/projectrepo"
+	"github.com/docsmith/docsmith/internal/retrievaleval"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -428,7 +429,7 @@ func mapsKeys(m map[string]any) func(func(string) bool) {
 func sampleQuestions(t *testing.T, name string, n int) []string {
 	t.Helper()
 	dir := filepath.Join(filepath.Dir(corpusDir(t, name)), "..", "evals", name, "dev-questions.jsonl")
-	qs, err := search.ReadQuestions(dir)
+	qs, err := retrievaleval.ReadQuestions(dir)
 	if err != nil {
 		t.Logf("no evaluation questions for %s: %v", name, err)
 		return []string{"install", "authentication token", "configure"}

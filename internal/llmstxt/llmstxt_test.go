@@ -12,6 +12,7 @@ import (
 	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/llmstxt"
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -19,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 const siteURL = "https://lumen.example/docs"
 
 // fixture is the catalog of testdata/site and its pages as an index holds
-// them (search.AssemblePage over the chunks).
+// them (engine.AssemblePage over the chunks).
 func fixture(t *testing.T) (search.SiteCatalog, llmstxt.PageFunc) {
 	t.Helper()
 	site, err := docs.Load(os.DirFS("testdata/site"))
@@ -31,7 +32,7 @@ func fixture(t *testing.T) (search.SiteCatalog, llmstxt.PageFunc) {
 		byPage[c.PagePath] = append(byPage[c.PagePath], c)
 	}
 	pages := func(_ context.Context, path string) (string, error) {
-		pt, ok := search.AssemblePage(byPage[path])
+		pt, ok := engine.AssemblePage(byPage[path])
 		if !ok {
 			return "", fmt.Errorf("no page %s", path)
 		}

@@ -177,3 +177,35 @@ func isDelimiterRow(line string) bool {
 	}
 	return len(cells) > 0
 }
+
+// InsideFence reports whether Markdown ends inside a fenced code block (or
+// $$ math block), with any quote markers and indentation before the fences.
+func InsideFence(md string) bool {
+	var open string
+	for _, line := range strings.Split(md, "\n") {
+		line = strings.TrimLeft(line, " \t>")
+		run := FenceRun(line)
+		switch {
+		case open == "" && run != "":
+			open = run
+		case open != "" && run != "" && run[0] == open[0] && len(run) >= len(open) && strings.TrimSpace(line[len(run):]) == "":
+			open = ""
+		}
+	}
+	return open != ""
+}
+
+// FenceRun returns the run of ```, ~~~ or $$ that starts line, or "".
+func FenceRun(line string) string {
+	if line == "" || (line[0] != '`' && line[0] != '~' && line[0] != '$') {
+		return ""
+	}
+	n := 0
+	for n < len(line) && line[n] == line[0] {
+		n++
+	}
+	if n < 3 && (line[0] != '$' || n < 2) {
+		return ""
+	}
+	return line[:n]
+}

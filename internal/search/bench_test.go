@@ -1,7 +1,9 @@
 package search
 
 import (
+	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -40,14 +42,7 @@ func BenchmarkRetrieve(b *testing.B) {
 	}
 	questions := retrieveBenchQuestions
 	if f := os.Getenv("DOCSMITH_BENCH_QUESTIONS"); f != "" {
-		qs, err := ReadQuestions(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		questions = nil
-		for _, q := range qs {
-			questions = append(questions, q.Question)
-		}
+		questions = readBenchQuestions(b, f)
 	}
 	mem := NewMemory(newMemSource(), MemoryConfig{CheckEvery: 1 << 62})
 	if err := mem.ReplacePages(b.Context(), "bench", chunks, nil); err != nil {
@@ -106,4 +101,27 @@ func BenchmarkChunks(b *testing.B) {
 	b.ReportMetric(float64(len(chunks)), "chunks")
 	b.ReportMetric(float64(text), "text-bytes")
 	b.ReportMetric(float64(md), "markdown-bytes")
+}
+
+// readBenchQuestions reads the "question" of each line of a JSON lines
+// question set.
+func readBenchQuestions(b *testing.B, path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for line := range strings.Lines(string(data)) {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var q struct {
+			Question string `json:"question"`
+		}
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			b.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, q.Question)
+	}
+	return out
 }

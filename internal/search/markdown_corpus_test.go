@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/docsmith/docsmith/internal/mdblock"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // corporaDir finds shared/corpora by walking up from the package directory,
@@ -70,7 +73,7 @@ func markdownCode(md string) []fencedCode {
 			indent += marker
 			rest = rest[marker:]
 		}
-		run := fenceRun(rest)
+		run := mdblock.FenceRun(rest)
 		if run == "" || (run[0] == '`' && strings.Contains(rest[len(run):], "`")) {
 			continue
 		}
@@ -82,7 +85,7 @@ func markdownCode(md string) []fencedCode {
 				break
 			}
 			if c := strings.TrimLeft(content, " \t"); strings.HasPrefix(c, run[:1]) {
-				if r := fenceRun(c); len(r) >= len(run) && r[0] == run[0] && strings.TrimSpace(c[len(r):]) == "" {
+				if r := mdblock.FenceRun(c); len(r) >= len(run) && r[0] == run[0] && strings.TrimSpace(c[len(r):]) == "" {
 					break
 				}
 			}
@@ -130,7 +133,7 @@ func markdownTables(md string) [][]int {
 	var fence string
 	for i := 0; i+1 < len(lines); i++ {
 		c := content(i)
-		if r := fenceRun(strings.TrimLeft(c, "-*+0123456789.) ")); r != "" {
+		if r := mdblock.FenceRun(strings.TrimLeft(c, "-*+0123456789.) ")); r != "" {
 			if fence == "" {
 				fence = r
 			} else if r[0] == fence[0] && len(r) >= len(fence) {
@@ -206,12 +209,12 @@ func TestMarkdownFidelityOverCorpora(t *testing.T) {
 				byPage[ch.PagePath] = append(byPage[ch.PagePath], ch)
 				// Each chunk is shown on its own (search results, answers):
 				// no code block may be left open.
-				if insideFence(ch.Markdown) {
+				if mdblock.InsideFence(ch.Markdown) {
 					t.Errorf("chunk %s ends inside a code block:\n%s", ch.ID, ch.Markdown)
 				}
 				if ch.MarkdownOverlap > len(ch.Markdown) {
 					t.Errorf("chunk %s: MarkdownOverlap %d past its %d bytes", ch.ID, ch.MarkdownOverlap, len(ch.Markdown))
-				} else if insideFence(ch.Markdown[:ch.MarkdownOverlap]) {
+				} else if mdblock.InsideFence(ch.Markdown[:ch.MarkdownOverlap]) {
 					reopened++
 				}
 			}
@@ -221,7 +224,7 @@ func TestMarkdownFidelityOverCorpora(t *testing.T) {
 				if page == nil {
 					continue
 				}
-				pt, ok := AssemblePage(pcs)
+				pt, ok := engine.AssemblePage(pcs)
 				if !ok {
 					t.Fatalf("%s: no page", path)
 				}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 const markdownDocsJSON = `{"name": "Kettle", "navigation": {"pages": ["guide", "reference"]}}`
@@ -54,7 +56,7 @@ func TestChunkMarkdownHeadingsAndLinks(t *testing.T) {
 	if want := "Intro with a link and a relative one.\nSetup\nSome setup.\nDetails\nRead this."; chunks[0].Text != want {
 		t.Errorf("Text = %q, want %q", chunks[0].Text, want)
 	}
-	pt, _ := AssemblePage(chunks)
+	pt, _ := engine.AssemblePage(chunks)
 	if want := "# Guide\n\n" + want + "\n"; pt.Content != want {
 		t.Errorf("page =\n%s\nwant\n%s", pt.Content, want)
 	}
@@ -151,7 +153,7 @@ func TestSplitRepeatsATableHeader(t *testing.T) {
 // exactly once.
 func assertAssembled(t *testing.T, chunks []Chunk, want string) {
 	t.Helper()
-	pt, ok := AssemblePage(chunks)
+	pt, ok := engine.AssemblePage(chunks)
 	if !ok {
 		t.Fatal("no page")
 	}
@@ -177,7 +179,7 @@ func TestAssemblePageWithoutMarkdown(t *testing.T) {
 		{PagePath: "p", PageTitle: "P", URL: "https://d/p#a", Anchor: "a", Heading: "A", Text: "one\ntwo"},
 		{PagePath: "p", PageTitle: "P", URL: "https://d/p#a", Anchor: "a", Heading: "A", Text: "two\nthree", Overlap: 4},
 	}
-	pt, _ := AssemblePage(chunks)
+	pt, _ := engine.AssemblePage(chunks)
 	if want := "# P\n\ntop\n\n## A\none\ntwo\n\nthree\n"; pt.Content != want {
 		t.Errorf("content = %q, want %q", pt.Content, want)
 	}

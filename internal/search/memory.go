@@ -10,11 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // Source is a store's search index as a Memory reads it: the store keeps
@@ -110,7 +110,7 @@ type memEntry struct {
 	elem   *list.Element
 	// load serializes loads and version checks of the domain.
 	load    sync.Mutex
-	idx     atomic.Pointer[domainIndex]
+	idx     atomic.Pointer[engine.Index]
 	checked atomic.Int64 // unix nanoseconds of the last version check
 	bytes   int64        // guarded by Memory.mu
 }
@@ -130,7 +130,7 @@ func NewMemory(src Source, cfg MemoryConfig) *Memory {
 	}
 	m := &Memory{src: src, cfg: cfg, domains: map[string]*memEntry{}, lru: list.New()}
 	if cfg.SnapshotDir != "" || cfg.Shared != nil {
-		m.analysis = analysisFingerprint()
+		m.analysis = engine.AnalysisFingerprint()
 	}
 	if cfg.SnapshotDir != "" {
 		sweepSnapshotTemps(cfg.SnapshotDir)
@@ -164,7 +164,7 @@ func (m *Memory) Page(ctx context.Context, domain, path string) (PageText, error
 	if m.holds(domain) {
 		di, err := m.index(ctx, domain)
 		if err == nil {
-			if pt, ok := di.pageText(path); ok {
+			if pt, ok := di.Page(path); ok {
 				return pt, nil
 			}
 		}
@@ -187,7 +187,7 @@ func (m *Memory) PageCount(ctx context.Context, domain string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("count the pages of %s: %w", domain, err)
 	}
-	return len(di.pages), nil
+	return di.Pages(), nil
 }
 
 // CountPages counts the pages of the domain that hold t in a chunk the
@@ -199,7 +199,7 @@ func (m *Memory) CountPages(ctx context.Context, domain string, t Term, f Filter
 	if err != nil {
 		return 0, fmt.Errorf("count the pages of %s: %w", domain, err)
 	}
-	return di.pageCount(t, f, upTo), nil
+	return di.CountPages(t, f, upTo), nil
 }
 
 // Changed tells the Memory that the domain's index may have changed (every
@@ -224,7 +224,7 @@ func (m *Memory) Search(ctx context.Context, domain string, q Query) ([]Hit, err
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", domain, err)
 	}
-	return di.hits(q), nil
+	return di.Search(q), nil
 }
 
 // Warm loads the domains' indexes, in order, until they fill the memory
@@ -261,9 +261,9 @@ func (m *Memory) Held() ([]string, int64) {
 
 // index returns the domain's index, loading it or checking its version
 // when due.
-func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error) {
+func (m *Memory) index(ctx context.Context, domain string) (*engine.Index, error) {
 	e := m.entry(domain)
-	fresh := func() *domainIndex {
+	fresh := func() *engine.Index {
 		di := e.idx.Load()
 		checked := e.checked.Load()
 		if di != nil && checked != 0 && time.Now().UnixNano()-checked < int64(m.cfg.CheckEvery) {
@@ -296,14 +296,14 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 			m.cfg.Log.WarnContext(ctx, "search: checking the index version failed", "domain", domain, "err", err)
 			return held, nil
 		}
-		if v == held.version {
+		if v == held.Version() {
 			e.checked.Store(now)
 			return held, nil
 		}
 	}
 	start := time.Now()
 	var (
-		di            *domainIndex
+		di            *engine.Index
 		from          string
 		sharedDamaged bool
 	)
@@ -313,26 +313,26 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 	}
 	if di == nil {
 		// The chunks are analysed as they arrive, while the rest are read.
-		b := newIndexBuilder()
-		v, err := m.src.DomainChunks(ctx, domain, b.add)
+		b := engine.NewBuilder()
+		v, err := m.src.DomainChunks(ctx, domain, b.Add)
 		if err != nil {
-			b.abort()
+			b.Abort()
 			if held != nil {
 				m.cfg.Log.WarnContext(ctx, "search: reloading the index failed", "domain", domain, "err", err)
 				return held, nil
 			}
 			return nil, err
 		}
-		di, from = b.finish(v), "store"
-		if (m.cfg.SnapshotDir != "" || m.cfg.Shared != nil) && snapshotable(di.chunks) {
+		di, from = b.Finish(v), "store"
+		if (m.cfg.SnapshotDir != "" || m.cfg.Shared != nil) && di.Snapshotable() {
 			m.save(domain, di, sharedDamaged)
 		}
 	}
 	e.idx.Store(di)
 	e.checked.Store(now)
-	m.account(e, di.bytes)
-	m.cfg.Log.DebugContext(ctx, "search index loaded", "domain", domain, "from", from, "version", di.version,
-		"chunks", len(di.chunks), "bytes", di.bytes, "duration", time.Since(start))
+	m.account(e, di.Bytes())
+	m.cfg.Log.DebugContext(ctx, "search index loaded", "domain", domain, "from", from, "version", di.Version(),
+		"chunks", di.Chunks(), "bytes", di.Bytes(), "duration", time.Since(start))
 	return di, nil
 }
 
@@ -344,16 +344,16 @@ func (m *Memory) index(ctx context.Context, domain string) (*domainIndex, error)
 // was damaged. The index takes the version the store had before its pages
 // were read: a change in between only makes the next check load the domain
 // again.
-func (m *Memory) fromSnapshot(ctx context.Context, domain string) (di *domainIndex, from string, sharedDamaged bool) {
+func (m *Memory) fromSnapshot(ctx context.Context, domain string) (di *engine.Index, from string, sharedDamaged bool) {
 	// local is the header of the snapshot in SnapshotDir, if it is of this
 	// analysis.
-	var local *snapshotHeader
+	var local *engine.SnapshotHeader
 	path := ""
 	if m.cfg.SnapshotDir != "" {
 		path = snapshotPath(m.cfg.SnapshotDir, domain)
 		h, err := readSnapshotHeader(path)
 		switch {
-		case err == nil && h.analysis == m.analysis:
+		case err == nil && h.Analysis == m.analysis:
 			local = &h
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			m.cfg.Log.WarnContext(ctx, "search: the index snapshot cannot be read", "domain", domain, "err", err)
@@ -370,14 +370,14 @@ func (m *Memory) fromSnapshot(ctx context.Context, domain string) (di *domainInd
 	if err != nil || len(hashes) == 0 {
 		return nil, "", false
 	}
-	pages := pagesDigest(hashes)
-	if local != nil && local.pages == pages {
+	pages := engine.PagesDigest(hashes)
+	if local != nil && local.Pages == pages {
 		h, di, err := readSnapshot(path)
 		switch {
 		case err != nil:
 			m.cfg.Log.WarnContext(ctx, "search: the index snapshot cannot be read", "domain", domain, "err", err)
-		case h.analysis == m.analysis && h.pages == pages:
-			di.version = v
+		case h.Analysis == m.analysis && h.Pages == pages:
+			di.SetVersion(v)
 			return di, "snapshot", false
 		}
 	}
@@ -392,8 +392,8 @@ func (m *Memory) fromSnapshot(ctx context.Context, domain string) (di *domainInd
 	if data == nil {
 		return nil, "", false
 	}
-	h, di, err := decodeSnapshot(data)
-	if err == nil && (h.analysis != m.analysis || h.pages != pages) {
+	h, di, err := engine.DecodeSnapshot(data)
+	if err == nil && (h.Analysis != m.analysis || h.Pages != pages) {
 		err = errors.New("it holds other pages than its key says")
 	}
 	if err != nil {
@@ -401,7 +401,7 @@ func (m *Memory) fromSnapshot(ctx context.Context, domain string) (di *domainInd
 			"domain", domain, "err", err)
 		return nil, "", true
 	}
-	di.version = v
+	di.SetVersion(v)
 	if path != "" {
 		// The next start of this process finds it here.
 		m.saving.Go(func() {
@@ -420,24 +420,12 @@ func snapshotKey(analysis, pages [32]byte) []byte {
 	return sum[:]
 }
 
-// snapshotable reports whether an index of chunks may be kept as a
-// snapshot: it has chunks, and every one has a PageHash, which the
-// snapshot is checked by.
-func snapshotable(chunks []Chunk) bool {
-	for i := range chunks {
-		if chunks[i].PageHash == "" {
-			return false
-		}
-	}
-	return len(chunks) > 0
-}
-
 // save writes the domain's snapshot in the background: to the store, if
 // it keeps snapshots and not yet this one (or a damaged one), and to
 // SnapshotDir.
-func (m *Memory) save(domain string, di *domainIndex, sharedDamaged bool) {
+func (m *Memory) save(domain string, di *engine.Index, sharedDamaged bool) {
 	m.saving.Go(func() {
-		h := snapshotHeaderOf(di, m.analysis)
+		h := di.SnapshotHeader(m.analysis)
 		var data []byte
 		if m.cfg.Shared != nil {
 			var err error
@@ -453,7 +441,7 @@ func (m *Memory) save(domain string, di *domainIndex, sharedDamaged bool) {
 		if data != nil {
 			err = writeSnapshotBytes(path, data)
 		} else {
-			err = writeSnapshotFile(path, func(w io.Writer) error { return encodeSnapshot(w, h, di) })
+			err = writeSnapshotFile(path, func(w io.Writer) error { return engine.EncodeSnapshot(w, h, di) })
 		}
 		if err != nil {
 			m.cfg.Log.Warn("search: writing the index snapshot failed", "domain", domain, "err", err)
@@ -464,20 +452,20 @@ func (m *Memory) save(domain string, di *domainIndex, sharedDamaged bool) {
 // share puts di's snapshot, with header h, in the store unless the store
 // keeps it (and it is not damaged) or a later one already (another process
 // loaded the domain first). It returns the snapshot if it encoded it.
-func (m *Memory) share(domain string, h snapshotHeader, di *domainIndex, damaged bool) ([]byte, error) {
+func (m *Memory) share(domain string, h engine.SnapshotHeader, di *engine.Index, damaged bool) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedSnapshotTimeout)
 	defer cancel()
-	key := snapshotKey(h.analysis, h.pages)
+	key := snapshotKey(h.Analysis, h.Pages)
 	version, kept, err := m.cfg.Shared.SharedSnapshotStamp(ctx, domain)
 	if err != nil {
 		return nil, err
 	}
-	if version > di.version || (version == di.version && bytes.Equal(kept, key) && !damaged) {
+	if version > di.Version() || (version == di.Version() && bytes.Equal(kept, key) && !damaged) {
 		return nil, nil
 	}
 	var buf bytes.Buffer
-	buf.Grow(int(di.bytes))
-	if err := encodeSnapshot(&buf, h, di); err != nil {
+	buf.Grow(int(di.Bytes()))
+	if err := engine.EncodeSnapshot(&buf, h, di); err != nil {
 		return nil, err
 	}
 	if int64(buf.Len()) > m.cfg.MaxBytes {
@@ -485,7 +473,7 @@ func (m *Memory) share(domain string, h snapshotHeader, di *domainIndex, damaged
 		// write it to its own directory, without encoding it again.
 		return buf.Bytes(), nil
 	}
-	return buf.Bytes(), m.cfg.Shared.PutSharedSnapshot(ctx, domain, di.version, key, buf.Bytes())
+	return buf.Bytes(), m.cfg.Shared.PutSharedSnapshot(ctx, domain, di.Version(), key, buf.Bytes())
 }
 
 // entry returns the domain's entry, created if needed, as the most recently
@@ -530,108 +518,4 @@ func (m *Memory) account(e *memEntry, bytes int64) {
 		m.used -= old.bytes
 		old.bytes = 0
 	}
-}
-
-// pageCount is countPages, answered from memory for a word the index was
-// asked about before with no filter: the index never changes, so neither
-// does the answer.
-func (di *domainIndex) pageCount(t Term, f Filter, upTo int) int {
-	if len(t.Words) != 1 || f.Version != "" || f.Language != "" || len(f.Groups) > 0 {
-		return di.countPages(t, f, upTo)
-	}
-	key := pageCountKey{word: t.Words[0], prefix: t.Prefix, upTo: upTo}
-	if n, ok := di.pageCounts.Load(key); ok {
-		return n.(int)
-	}
-	n := di.countPages(t, f, upTo)
-	if di.pageCountsHeld.Add(1) <= maxPageCounts {
-		// A copy of the word, so that the question it came from is not kept.
-		key.word = strings.Clone(key.word)
-		di.pageCounts.Store(key, n)
-	}
-	return n
-}
-
-// countPages is CountPages on this index: the term's chunks are walked,
-// each kept chunk's page marked, until upTo pages are seen.
-func (di *domainIndex) countPages(t Term, f Filter, upTo int) int {
-	if upTo <= 0 {
-		upTo = len(di.pages)
-	}
-	keep := di.chunkFilter(f)
-	s := getQueryScratch()
-	defer s.release()
-	seen := slices.Grow(s.pagesSeen[:0], (len(di.pages)+63)/64)[:(len(di.pages)+63)/64]
-	clear(seen)
-	s.pagesSeen = seen
-	n := 0
-	di.termDocs(t, s, func(docs []int32) bool {
-		for _, d := range docs {
-			pg := di.page[d]
-			if seen[pg/64]&(1<<(pg%64)) != 0 || !keep.keeps(&di.chunks[d]) {
-				continue
-			}
-			seen[pg/64] |= 1 << (pg % 64)
-			if n++; n >= upTo {
-				return false
-			}
-		}
-		return true
-	})
-	return n
-}
-
-// Candidates kept per hit asked for: enough for page-level ranking to see
-// every page that can make the cut.
-const (
-	candidatesPerHit = 10
-	minCandidates    = 300
-)
-
-// hits runs a query: the best candidates by bm25, page-level ranking, then
-// the chunks as hits with normalized scores.
-func (di *domainIndex) hits(q Query) []Hit {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultPageSize
-	}
-	s := getQueryScratch()
-	defer s.release()
-	best := di.search(q, max(candidatesPerHit*limit, minCandidates), s)
-	if len(best) == 0 {
-		return nil
-	}
-	rows := s.rows[:0]
-	for _, c := range best {
-		rows = append(rows, rankRow{score: c.score, seq: di.seq[c.doc], page: di.page[c.doc], item: c.doc})
-	}
-	s.rows = rows
-	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, q.SecondPassageRatio, di.pagePath, s)
-	norm := newScoreNormalizer(singleWordTerms(q.Terms), len(di.chunks))
-	out := make([]Hit, len(ranked))
-	for i, r := range ranked {
-		out[i].Chunk = di.chunks[r.item]
-		out[i].Score = norm.normalize(r.score)
-	}
-	return out
-}
-
-// pagePath is chunk d's page path.
-func (di *domainIndex) pagePath(d int32) string { return di.chunks[d].PagePath }
-
-// pageText assembles a page from its chunks, in Seq order; ok is false
-// when the index has no chunk of it.
-func (di *domainIndex) pageText(path string) (PageText, bool) {
-	pg, ok := di.pages[path]
-	if !ok {
-		return PageText{}, false
-	}
-	var chunks []Chunk
-	for d, p := range di.page {
-		if p == pg {
-			chunks = append(chunks, di.chunks[d])
-		}
-	}
-	slices.SortStableFunc(chunks, func(a, b Chunk) int { return a.Seq - b.Seq })
-	return AssemblePage(chunks)
 }

@@ -5,13 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // memSource is a Source kept in maps, counting loads.
@@ -39,7 +41,7 @@ func (s *memSource) ReplacePages(_ context.Context, domain string, chunks []Chun
 func (s *memSource) PageHashes(_ context.Context, domain string) (map[string]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return chunkPages(s.domains[domain]), nil
+	return engine.PageHashes(s.domains[domain]), nil
 }
 
 func (s *memSource) Search(context.Context, string, Query) ([]Hit, error) { return nil, nil }
@@ -57,7 +59,7 @@ func (s *memSource) Page(_ context.Context, domain, path string) (PageText, erro
 		}
 	}
 	slices.SortStableFunc(chunks, func(a, b Chunk) int { return cmp.Compare(a.Seq, b.Seq) })
-	pt, ok := AssemblePage(chunks)
+	pt, ok := engine.AssemblePage(chunks)
 	if !ok {
 		return PageText{}, ErrPageNotFound
 	}
@@ -103,9 +105,9 @@ func TestMemoryEvictsLeastRecentlyUsed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	one := buildDomainIndex([]Chunk{textChunk("p", "samovar a")}, 1).bytes
+	one := engine.Build([]Chunk{textChunk("p", "samovar a")}, 1).Bytes()
 	m := NewMemory(src, MemoryConfig{MaxBytes: 2*one + one/2})
-	q := Query{Terms: ParseQuery("samovar", "en"), Limit: 5}
+	q := Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 5}
 	for _, d := range []string{"a", "b", "a", "c"} {
 		if hits, err := m.Search(ctx, d, q); err != nil || len(hits) != 1 {
 			t.Fatalf("search %s: %v, %v", d, hits, err)
@@ -137,7 +139,7 @@ func TestMemoryReloadsOnNewVersion(t *testing.T) {
 	}
 	must(src.ReplacePages(ctx, "d", []Chunk{textChunk("p", "teapot")}, nil))
 	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
-	q := Query{Terms: ParseQuery("samovar", "en"), Limit: 5}
+	q := Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 5}
 	hits, err := m.Search(ctx, "d", q)
 	must(err)
 	m.Changed("d")
@@ -156,122 +158,6 @@ func TestMemoryReloadsOnNewVersion(t *testing.T) {
 	}
 }
 
-// MaxScore pruning returns exactly the best candidates that scoring every
-// match would.
-func TestMaxScoreMatchesExhaustiveScoring(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(1, 2))
-	vocab := []string{"kettle", "water", "boil", "tea", "green", "black", "cup", "descale", "filter", "lid",
-		"steam", "spout", "handle", "timer", "warm", "cold", "leaf", "brew", "pour", "temperature"}
-	var chunks []Chunk
-	for i := range 400 {
-		var words []string
-		for range 3 + rng.IntN(60) {
-			// Skewed: the first words are common, the last rare.
-			words = append(words, vocab[int(float64(len(vocab))*rng.Float64()*rng.Float64())])
-		}
-		c := textChunk(fmt.Sprintf("p%03d", i), fmt.Sprint(words))
-		c.PageTitle = vocab[rng.IntN(len(vocab))]
-		if i%7 == 0 {
-			c.Boost = 3
-		}
-		chunks = append(chunks, c)
-	}
-	di := buildDomainIndex(chunks, 1)
-	for trial := range 200 {
-		var q string
-		for range 1 + rng.IntN(6) {
-			q += vocab[rng.IntN(len(vocab))] + " "
-		}
-		query := Query{Terms: ParseQuery(q, "en"), BoostPath: fmt.Sprintf("p%03d", rng.IntN(400)), PathBoost: 1.5}
-		n := 1 + rng.IntN(40)
-		got := searchCandidates(di, query, n)
-		all := searchCandidates(di, query, len(chunks))
-		bestFirst := func(a, b scored) int {
-			if a.score != b.score {
-				return cmp.Compare(b.score, a.score)
-			}
-			return cmp.Compare(a.doc, b.doc)
-		}
-		slices.SortFunc(all, bestFirst)
-		slices.SortFunc(got, bestFirst)
-		want := all[:min(n, len(all))]
-		if len(got) != len(want) {
-			t.Fatalf("trial %d %q top %d: %d candidates, want %d", trial, q, n, len(got), len(want))
-		}
-		for i := range want {
-			// The same sums, added in another order.
-			if math.Abs(got[i].score-want[i].score) > 1e-9*want[i].score {
-				t.Fatalf("trial %d %q top %d: #%d scores %v, want %v", trial, q, n, i, got[i].score, want[i].score)
-			}
-		}
-	}
-}
-
-// searchCandidates is di.search's best n candidates of q, copied out of
-// the scratch they are held in.
-func searchCandidates(di *domainIndex, q Query, n int) []scored {
-	s := getQueryScratch()
-	defer s.release()
-	return slices.Clone(di.search(q, n, s))
-}
-
-// A query's hits do not depend on the queries before it, on the same index
-// or on another of another size, nor on those running with it, although
-// they share buffers: asked in another order, by several goroutines at
-// once, every query gives the same hits.
-func TestHitsDoNotDependOnEarlierQueries(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(7, 8))
-	vocab := []string{"kettle", "kettles", "water", "boil", "boiling", "tea", "teapot", "green", "cup", "descale", "lid", "timer"}
-	index := func(n int) *domainIndex {
-		var chunks []Chunk
-		for i := range n {
-			var words []string
-			for range 2 + rng.IntN(30) {
-				words = append(words, vocab[int(float64(len(vocab))*rng.Float64()*rng.Float64())])
-			}
-			page := fmt.Sprintf("p%03d", i/3)
-			c := textChunk(page, fmt.Sprint(words))
-			c.ID, c.Seq = fmt.Sprintf("%s-%d", page, i%3), i%3
-			chunks = append(chunks, c)
-		}
-		return buildDomainIndex(chunks, 1)
-	}
-	small, large := index(40), index(900)
-	queries := []string{"kettle water", "green tea cup", "boil", `"green tea" timer`, `"descale kettle"`, "teap", "kettle bo",
-		"lid timer water tea", `"water boil" kettle`, "green te"}
-	type asked struct {
-		di    *domainIndex
-		query Query
-	}
-	var all []asked
-	for _, q := range queries {
-		for _, di := range []*domainIndex{small, large} {
-			for _, mpp := range []int{0, 2} {
-				all = append(all, asked{di, Query{Terms: ParseQuery(q, "en"), Limit: 5 + len(all)%20, MaxPerPage: mpp, BoostPath: "p001", PathBoost: 1.5}})
-			}
-		}
-	}
-	first := make([][]Hit, len(all))
-	for i, a := range all {
-		first[i] = a.di.hits(a.query)
-	}
-	order := rng.Perm(len(all))
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for _, i := range order[g*len(order)/4 : (g+1)*len(order)/4] {
-				a := all[i]
-				if got := a.di.hits(a.query); !reflect.DeepEqual(got, first[i]) {
-					t.Errorf("query %d %+v: hits %v, first %v", i, a.query.Terms, got, first[i])
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // Warm loads domains in order while they fit the bound.
 func TestMemoryWarm(t *testing.T) {
 	t.Parallel()
@@ -282,7 +168,7 @@ func TestMemoryWarm(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	one := buildDomainIndex([]Chunk{textChunk("p", "samovar a")}, 1).bytes
+	one := engine.Build([]Chunk{textChunk("p", "samovar a")}, 1).Bytes()
 	m := NewMemory(src, MemoryConfig{MaxBytes: 2 * one})
 	if err := m.Warm(ctx, []string{"a", "b", "c"}); err != nil {
 		t.Fatal(err)
@@ -292,35 +178,6 @@ func TestMemoryWarm(t *testing.T) {
 	}
 }
 
-// The index tokenizes text as Analyze then the tokenizer would, without
-// building the analyzed text.
-func TestAnalyzedTokensAsAnalyze(t *testing.T) {
-	t.Parallel()
-	texts := []string{
-		"", "plain words only", "randomUUID and HTTPServer, getID2", "JUnit iPhone x.Y aB",
-		"data/prices.json MY_ENV_VAR", "绿茶应该用多少度的水？", "Café déjà vu, naïve", "mixed 侧边栏 withCamelCase",
-		"x² ½ Ⅻ numbers", "CLAUDE.md fooBar_bazQux", "a\nb\tc", "ÉCOLE élève",
-	}
-	_, chunks, err := LoadFolder("testdata/site", "", "https://docs.example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range chunks {
-		f := rawFields(c)
-		texts = append(texts, f.Title, f.Headings, f.Keywords, f.Body)
-	}
-	for _, text := range texts {
-		var got, want []string
-		analyzedTokens(text, func(raw string) { got = append(got, raw) })
-		rawTokens(Analyze(text), func(raw string) { want = append(want, raw) })
-		if !slices.Equal(got, want) {
-			t.Errorf("%q: tokens %q, want %q", text, got, want)
-		}
-	}
-}
-
-// failingSource fails its reads once told to: every read with fail, or
-// only the chunks' read, half-way, with failChunks.
 type failingSource struct {
 	*memSource
 	fail, failChunks bool
@@ -361,7 +218,7 @@ func TestMemoryServesHeldIndexWhileStoreFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMemory(src, MemoryConfig{})
-	q := Query{Terms: ParseQuery("samovar", "en"), Limit: 5}
+	q := Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 5}
 	if hits, err := m.Search(ctx, "d", q); err != nil || len(hits) != 1 {
 		t.Fatalf("%v, %v", hits, err)
 	}
@@ -387,7 +244,7 @@ func TestMemoryKeepsHeldIndexWhenReloadFails(t *testing.T) {
 	m := NewMemory(src, MemoryConfig{CheckEvery: 1 << 62})
 	search := func(word string) int {
 		t.Helper()
-		hits, err := m.Search(ctx, "d", Query{Terms: ParseQuery(word, "en"), Limit: 5})
+		hits, err := m.Search(ctx, "d", Query{Terms: engine.ParseQuery(word, "en"), Limit: 5})
 		if err != nil {
 			t.Fatalf("search %s: %v", word, err)
 		}
@@ -497,8 +354,7 @@ func TestCountPagesAsSearchCounts(t *testing.T) {
 }
 
 // TestPageCountsFollowTheIndex: the page counts an index keeps are its
-// own: a re-index answers from the new pages, and an index keeps at most
-// maxPageCounts of them.
+// own: a re-index answers from the new pages.
 func TestPageCountsFollowTheIndex(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -522,20 +378,6 @@ func TestPageCountsFollowTheIndex(t *testing.T) {
 			}
 		}
 	}
-	for i := range maxPageCounts + 100 {
-		if _, err := m.CountPages(ctx, "d", Term{Words: []string{fmt.Sprintf("w%d", i)}}, Filter{}, 10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	di, err := m.index(ctx, "d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := 0
-	di.pageCounts.Range(func(any, any) bool { held++; return true })
-	if held != maxPageCounts {
-		t.Errorf("the index keeps %d page counts, want the bound, %d", held, maxPageCounts)
-	}
 }
 
 // TestMemorySnapshot: a Memory starting again loads a domain from the
@@ -547,11 +389,11 @@ func TestMemorySnapshot(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	src := newMemSource()
-	chunks := snapshotChunks(3*buildBatch + 5)
+	chunks := snapshotChunks(3*64 + 5) // several of the builder's batches
 	if err := src.ReplacePages(ctx, "d", chunks, nil); err != nil {
 		t.Fatal(err)
 	}
-	q := Query{Terms: ParseQuery("kettle water timer", "en"), Limit: 8}
+	q := Query{Terms: engine.ParseQuery("kettle water timer", "en"), Limit: 8}
 	start := func() (*Memory, []Hit) {
 		t.Helper()
 		m := NewMemory(src, MemoryConfig{SnapshotDir: dir, CheckEvery: 1 << 62})
@@ -570,8 +412,8 @@ func TestMemorySnapshot(t *testing.T) {
 	if src.loaded("d") != 1 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("start from the snapshot: loads %d, hits equal %v", src.loaded("d"), reflect.DeepEqual(got, want))
 	}
-	if di, _ := m.index(ctx, "d"); di.version != 1 {
-		t.Fatalf("version = %d, want the store's", di.version)
+	if di, _ := m.index(ctx, "d"); di.Version() != 1 {
+		t.Fatalf("version = %d, want the store's", di.Version())
 	}
 
 	// The same pages written again: a new version, the same snapshot.
@@ -579,8 +421,8 @@ func TestMemorySnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ = start()
-	if di, _ := m.index(ctx, "d"); src.loaded("d") != 1 || di.version != 2 {
-		t.Fatalf("same pages at version 2: loads %d, version %d", src.loaded("d"), di.version)
+	if di, _ := m.index(ctx, "d"); src.loaded("d") != 1 || di.Version() != 2 {
+		t.Fatalf("same pages at version 2: loads %d, version %d", src.loaded("d"), di.Version())
 	}
 
 	// A page changed while no process ran: the store.
@@ -590,7 +432,7 @@ func TestMemorySnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = NewMemory(src, MemoryConfig{SnapshotDir: dir})
-	if hits, err := m.Search(ctx, "d", Query{Terms: ParseQuery("samovar", "en"), Limit: 3}); err != nil || len(hits) != 1 || src.loaded("d") != 2 {
+	if hits, err := m.Search(ctx, "d", Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 3}); err != nil || len(hits) != 1 || src.loaded("d") != 2 {
 		t.Fatalf("after a change: %v, %v, loads %d", hits, err, src.loaded("d"))
 	}
 	m.Close()
@@ -674,4 +516,39 @@ func TestMemoryPageFromHeldChunks(t *testing.T) {
 	if _, err := m.Page(ctx, "d", "no/such/page"); !errors.Is(err, ErrPageNotFound) {
 		t.Errorf("a page the index lacks: %v, want ErrPageNotFound", err)
 	}
+}
+
+// snapshotChunks are chunks with every field set some of the time: nil and
+// empty lists, groups, boosts, several chunks a page, mixed scripts.
+func snapshotChunks(n int) []Chunk {
+	rng := rand.New(rand.NewPCG(11, 12))
+	vocab := []string{"kettle", "Kettles", "water", "randomUUID", "café", "侧边栏", "x²", "getID2", "timer"}
+	var chunks []Chunk
+	for i := range n {
+		var words []string
+		for range 1 + rng.IntN(30) {
+			words = append(words, vocab[rng.IntN(len(vocab))])
+		}
+		page := fmt.Sprintf("p%03d", i/3)
+		c := Chunk{
+			ID: fmt.Sprintf("%s#%d", page, i), PagePath: page, Seq: i % 3, Anchor: fmt.Sprint("a", i%3),
+			URL: "https://docs.example/" + page, PageTitle: "Title " + page, Heading: vocab[i%len(vocab)],
+			Text: strings.Join(words, " "), Keywords: vocab[(i/3)%len(vocab)], PageHash: fmt.Sprintf("h%03d", i/3),
+			Overlap: i % 7, Boost: float64(i % 4),
+		}
+		switch i % 5 {
+		case 0:
+			c.Breadcrumb = []string{"Guides", c.PageTitle, c.Heading}
+		case 1:
+			c.Breadcrumb = []string{}
+			c.Groups = []string{}
+		case 2:
+			c.Groups = []string{"staff", "beta"}
+			c.Version, c.Language = "v2", "en"
+		case 3:
+			c.Markdown, c.MarkdownOverlap = "```yaml\n"+c.Text+"\n  indented: true\n```\n", i%9
+		}
+		chunks = append(chunks, c)
+	}
+	return chunks
 }

@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // Defaults of a Retriever.
@@ -37,11 +39,16 @@ type Retriever struct {
 	MaxPerPage    int
 	PathBoost     float64
 	OtherLanguage float64
+	// synonyms holds the domains' synonym tables compiled (nil in a
+	// Retriever not made by NewRetriever: they are then compiled each
+	// time).
+	synonyms *synonymCache
 }
 
 // NewRetriever returns a Retriever over idx with the default settings.
 func NewRetriever(idx Index) *Retriever {
-	return &Retriever{idx: idx, MaxPerPage: DefaultMaxPerPage, PathBoost: DefaultPathBoost, OtherLanguage: DefaultOtherLanguage}
+	return &Retriever{idx: idx, MaxPerPage: DefaultMaxPerPage, PathBoost: DefaultPathBoost, OtherLanguage: DefaultOtherLanguage,
+		synonyms: newSynonymCache()}
 }
 
 // Request is one retrieval.
@@ -60,6 +67,9 @@ type Request struct {
 	// [0, 1]).
 	ScoreThreshold float64
 	Filter         Filter
+	// Synonyms are the domain's own groups of words or phrases that mean
+	// the same (its settings), searched besides the built-in ones.
+	Synonyms [][]string
 }
 
 // Retrieve returns up to req.PageSize passages, best first.
@@ -69,14 +79,14 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 		size = DefaultPageSize
 	}
 	size = min(size, MaxPageSize)
-	lang := DetectLanguage(req.Query)
+	lang := engine.DetectLanguage(req.Query)
 	stopLang := lang
 	if req.Filter.Language != "" {
-		stopLang = primaryLanguage(req.Filter.Language)
+		stopLang = engine.PrimaryLanguage(req.Filter.Language)
 	}
-	terms := ParseQuery(req.Query, stopLang)
+	terms := engine.ParseQuery(req.Query, stopLang)
 	for _, c := range req.Context {
-		ct := ParseQuery(c, stopLang)
+		ct := engine.ParseQuery(c, stopLang)
 		n := 0
 		for _, t := range ct {
 			if n == maxContextTerms {
@@ -87,10 +97,10 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 			n++
 		}
 	}
-	terms = dedupeTerms(terms)
 	if len(terms) == 0 {
 		return nil, nil
 	}
+	terms = dedupeTerms(engine.ExpandSynonyms(req.Query, terms, engine.BuiltinSynonyms(), r.synonyms.table(req.Synonyms)))
 	q := Query{
 		Text:               req.Query,
 		Terms:              terms,
@@ -118,7 +128,7 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 	}
 	if pref, other := r.preferredLanguage(lang, req); pref != "" {
 		for i := range hits {
-			if hits[i].Language != "" && !SameLanguage(hits[i].Language, pref) {
+			if hits[i].Language != "" && !engine.SameLanguage(hits[i].Language, pref) {
 				hits[i].Score *= other
 			}
 		}
@@ -194,7 +204,7 @@ func (r *Retriever) preferredLanguage(detected string, req Request) (string, flo
 	if first, _, _ := strings.Cut(PagePath(req.CurrentPath), "/"); isLanguageCode(first) {
 		return first, other
 	}
-	if isPlainASCII(req.Query) {
+	if engine.PlainASCII(req.Query) {
 		return "en", (1 + other) / 2
 	}
 	return "", 1
@@ -255,7 +265,7 @@ func relax(ts []Term) []Term {
 		out = append(out, t)
 		if len(t.Words) > 1 {
 			for _, w := range t.Words {
-				if !stopEN(w) && len([]rune(w)) > 1 {
+				if !engine.StopWord("en", w) && len([]rune(w)) > 1 {
 					out = append(out, Term{Words: []string{w}})
 				}
 			}
@@ -264,7 +274,7 @@ func relax(ts []Term) []Term {
 	return dedupeTerms(out)
 }
 
-// dedupeTerms keeps the first of equal terms, up to maxTerms, at the front
+// dedupeTerms keeps the first of equal terms, up to engine.MaxTerms, at the front
 // of ts's array. The terms kept are compared one by one: there are few of
 // them, and no key is built.
 func dedupeTerms(ts []Term) []Term {
@@ -276,7 +286,7 @@ func dedupeTerms(ts []Term) []Term {
 			continue
 		}
 		out = append(out, t)
-		if len(out) == maxTerms {
+		if len(out) == engine.MaxTerms {
 			break
 		}
 	}

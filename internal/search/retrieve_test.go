@@ -267,3 +267,12 @@ func TestSortByScore(t *testing.T) {
 		}
 	}
 }
+
+// termStrings writes terms as Term.String does, joined by " | ".
+func termStrings(ts []Term) string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.String())
+	}
+	return strings.Join(out, " | ")
+}

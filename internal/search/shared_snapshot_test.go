@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // mapShared is a SharedSnapshots kept in a map, as the store's table
@@ -73,7 +75,7 @@ func TestMemorySharedSnapshot(t *testing.T) {
 	if err := src.ReplacePages(ctx, "docs", snapshotChunks(60), nil); err != nil {
 		t.Fatal(err)
 	}
-	q := Query{Terms: ParseQuery("kettle water", "en"), Limit: 10}
+	q := Query{Terms: engine.ParseQuery("kettle water", "en"), Limit: 10}
 	search := func(cfg MemoryConfig) []Hit {
 		t.Helper()
 		m := NewMemory(src, cfg)
@@ -132,7 +134,7 @@ func TestMemorySharedSnapshot(t *testing.T) {
 	if n := src.loaded("docs"); n != 3 {
 		t.Fatalf("with a damaged shared snapshot the chunks were read %d times in all, want 3", n)
 	}
-	if _, _, err := decodeSnapshot(shared.get("docs").data); err != nil {
+	if _, _, err := engine.DecodeSnapshot(shared.get("docs").data); err != nil {
 		t.Fatalf("the damaged snapshot was not replaced: %v", err)
 	}
 	if got := search(MemoryConfig{Shared: shared}); !reflect.DeepEqual(got, want) || src.loaded("docs") != 3 {

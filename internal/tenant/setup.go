@@ -82,6 +82,9 @@ type SetupDomain struct {
 	MCPPublic bool `yaml:"mcp_public"`
 	// Grounding is mark (the default) or strict.
 	Grounding string `yaml:"grounding"`
+	// Synonyms are groups of words that mean the same in the docs:
+	// [[teamspace, workspace], [sign in, log in]].
+	Synonyms [][]string `yaml:"synonyms"`
 }
 
 // Domain is the domain the entry describes, in organization orgID.
@@ -89,7 +92,8 @@ func (sd SetupDomain) Domain(orgID string) Domain {
 	return Domain{ID: sd.ID, OrgID: orgID, ProjectID: sd.Project, Ref: sd.Ref, SiteURL: sd.SiteURL, Model: sd.Model,
 		AllowedOrigins: sd.AllowedOrigins, FinishThreadID: sd.FinishThreadID == nil || *sd.FinishThreadID,
 		Settings: DomainSettings{ReaderSecretEnv: sd.ReaderSecretEnv, ReaderSecretFile: sd.ReaderSecretFile,
-			AnswersPerDay: sd.AnswersPerDay, TokensPerDay: sd.TokensPerDay, ProofOfWork: sd.ProofOfWork, MCPPublic: sd.MCPPublic, Grounding: sd.Grounding}}
+			AnswersPerDay: sd.AnswersPerDay, TokensPerDay: sd.TokensPerDay, ProofOfWork: sd.ProofOfWork, MCPPublic: sd.MCPPublic, Grounding: sd.Grounding,
+			Synonyms: sd.Synonyms}}
 }
 
 // SetupKey is a key to create once, identified by its name.

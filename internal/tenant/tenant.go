@@ -103,6 +103,10 @@ type DomainSettings struct {
 	// it cites do not back: GroundingMark (or "") sends it and marks it,
 	// GroundingStrict leaves it out.
 	Grounding string `json:"grounding,omitempty"`
+	// Synonyms are groups of words or phrases that mean the same in the
+	// domain's docs, searched besides the built-in ones (see
+	// CheckSynonyms).
+	Synonyms [][]string `json:"synonyms,omitempty"`
 }
 
 // Grounding modes of a domain (DomainSettings.Grounding).
@@ -383,6 +387,9 @@ func (d *Domain) Normalize() error {
 		return err
 	}
 	if err := CheckGrounding(d.Settings); err != nil {
+		return err
+	}
+	if err := CheckSynonyms(&d.Settings); err != nil {
 		return err
 	}
 	return CheckBudget(d.Settings)

@@ -229,6 +229,7 @@ orgs:
         allowed_origins: [https://docs.acme.example]
         finish_thread_id: false
         mcp_public: true
+        synonyms: [[teamspace, workspace], [sign in, log in]]
     keys:
       - {name: ci, kind: admin}
       - {name: widget, kind: assistant}
@@ -255,7 +256,7 @@ func TestApplySetup(t *testing.T) {
 		}
 	}
 	d, err := svc.Store().GetDomain(ctx, "acme-docs")
-	if err != nil || d.FinishThreadID || d.Ref != "main" || len(d.AllowedOrigins) != 1 || !d.Settings.MCPPublic {
+	if err != nil || d.FinishThreadID || d.Ref != "main" || len(d.AllowedOrigins) != 1 || !d.Settings.MCPPublic || len(d.Settings.Synonyms) != 2 {
 		t.Fatalf("domain = %+v, %v", d, err)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/retrievaleval"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/store/storetest"
@@ -48,7 +49,7 @@ func BenchmarkSearchRetrieve(b *testing.B) {
 	}
 	questions := benchQuestions
 	if f := os.Getenv("DOCSMITH_BENCH_QUESTIONS"); f != "" {
-		qs, err := search.ReadQuestions(f)
+		qs, err := retrievaleval.ReadQuestions(f)
 		if err != nil {
 			b.Fatal(err)
 		}

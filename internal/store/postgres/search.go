@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 var _ search.Source = (*Store)(nil)
@@ -136,7 +137,7 @@ func (s *Store) Page(ctx context.Context, domain, path string) (search.PageText,
 	if err := rows.Err(); err != nil {
 		return search.PageText{}, fmt.Errorf("read page %s of %s: %w", path, domain, err)
 	}
-	pt, ok := search.AssemblePage(chunks)
+	pt, ok := engine.AssemblePage(chunks)
 	if !ok {
 		return search.PageText{}, fmt.Errorf("page %q of %s: %w", path, domain, search.ErrPageNotFound)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 	"github.com/docsmith/docsmith/internal/store/storetest"
 )
 
@@ -38,7 +39,7 @@ func TestSearchChangeNotifiedAcrossProcesses(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("not listening for index changes")
 	}
-	q := search.Query{Terms: search.ParseQuery("samovar", "en"), Limit: 5}
+	q := search.Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 5}
 	if hits, err := mem.Search(ctx, "d", q); err != nil || len(hits) != 0 {
 		t.Fatalf("before the change: %v, %v", hits, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // searchChunkColumns are what scanChunk reads, from search_chunks AS c.
@@ -117,7 +118,7 @@ func (s *Store) Page(ctx context.Context, domain, path string) (search.PageText,
 	if err := rows.Err(); err != nil {
 		return search.PageText{}, fmt.Errorf("read page %s of %s: %w", path, domain, err)
 	}
-	pt, ok := search.AssemblePage(chunks)
+	pt, ok := engine.AssemblePage(chunks)
 	if !ok {
 		return search.PageText{}, fmt.Errorf("page %q of %s: %w", path, domain, search.ErrPageNotFound)
 	}

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/docs"
+	"github.com/docsmith/docsmith/internal/retrievaleval"
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 )
 
@@ -212,7 +214,7 @@ func TestSearchFilters(t *testing.T) {
 	if err := s.ReplacePages(ctx, "d", chunks, nil); err != nil {
 		t.Fatal(err)
 	}
-	terms := search.ParseQuery("teapot", "en")
+	terms := engine.ParseQuery("teapot", "en")
 	tests := []struct {
 		name   string
 		filter search.Filter
@@ -259,7 +261,7 @@ func TestSearchBoostsAndCaps(t *testing.T) {
 	if err := s.ReplacePages(ctx, "d", chunks, nil); err != nil {
 		t.Fatal(err)
 	}
-	q := search.Query{Terms: search.ParseQuery("kettle", "en"), Limit: 10}
+	q := search.Query{Terms: engine.ParseQuery("kettle", "en"), Limit: 10}
 
 	q.MaxPerPage = 2
 	hits, err := s.Search(ctx, "d", q)
@@ -415,7 +417,7 @@ func TestEvaluateOnFixture(t *testing.T) {
 	if err := os.WriteFile(questions, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := search.Evaluate(t.Context(), openSearchStore(t), fixtureDir, questions, search.EvalOptions{})
+	rep, err := retrievaleval.Evaluate(t.Context(), openSearchStore(t), fixtureDir, questions, retrievaleval.EvalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/search/engine"
 )
 
 // searchCases are the cases of the search index and the assistant's
@@ -301,7 +302,7 @@ func testSearchFilters(t *testing.T, s indexedStore) {
 		chunk("beta", "teapot kettle", func(c *search.Chunk) { c.Groups = []string{"beta", "admin"} }),
 	}
 	must(t, s.ReplacePages(ctx, "d", chunks, nil), "ReplacePages")
-	terms := search.ParseQuery("teapot", "en")
+	terms := engine.ParseQuery("teapot", "en")
 	tests := []struct {
 		name   string
 		filter search.Filter
@@ -356,7 +357,7 @@ func testSearchBoostsAndCaps(t *testing.T, s indexedStore) {
 		chunk("boosted", "kettle and a lot of other words about something else entirely", func(c *search.Chunk) { c.Boost = 100 }),
 	)
 	must(t, s.ReplacePages(ctx, "d", chunks, nil), "ReplacePages")
-	q := search.Query{Terms: search.ParseQuery("kettle", "en"), Limit: 10}
+	q := search.Query{Terms: engine.ParseQuery("kettle", "en"), Limit: 10}
 
 	q.MaxPerPage = 2
 	hits, err := s.Search(ctx, "d", q)
@@ -540,7 +541,7 @@ func testSearchMarkdownRoundTrip(t *testing.T, s indexedStore) {
 	// The page is what AssemblePage makes of the stored chunks.
 	page, err := s.Page(ctx, "md", "tea/kettle")
 	must(t, err, "Page")
-	if want, _ := search.AssemblePage([]search.Chunk{first, second}); page.Content != want.Content {
+	if want, _ := engine.AssemblePage([]search.Chunk{first, second}); page.Content != want.Content {
 		t.Errorf("page = %q, want %q", page.Content, want.Content)
 	}
 }
@@ -561,12 +562,12 @@ func testSearchDomains(t *testing.T, s indexedStore) {
 	ctx := t.Context()
 	must(t, s.ReplacePages(ctx, "a", []search.Chunk{chunk("p", "teapot", nil)}, nil), "ReplacePages a")
 	must(t, s.ReplacePages(ctx, "b", []search.Chunk{chunk("p", "samovar", nil)}, nil), "ReplacePages b")
-	hits, err := s.Search(ctx, "a", search.Query{Terms: search.ParseQuery("samovar", "en"), Limit: 5})
+	hits, err := s.Search(ctx, "a", search.Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 5})
 	must(t, err, "Search")
 	if len(hits) != 0 {
 		t.Errorf("domain a found b's chunk: %q", hitIDs(hits))
 	}
-	hits, err = s.Search(ctx, "b", search.Query{Terms: search.ParseQuery("samovar", "en"), Limit: 5})
+	hits, err = s.Search(ctx, "b", search.Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 5})
 	must(t, err, "Search")
 	if len(hits) != 1 {
 		t.Errorf("domain b: %q", hitIDs(hits))
@@ -799,7 +800,7 @@ var (
 func testSearchStatisticsPerDomain(t *testing.T, s indexedStore) {
 	ctx := t.Context()
 	buildFixture(t, s)
-	q := search.Query{Terms: search.ParseQuery("kettle descale", "en"), Limit: 20}
+	q := search.Query{Terms: engine.ParseQuery("kettle descale", "en"), Limit: 20}
 	before, err := s.Search(ctx, "kettle", q)
 	must(t, err, "Search")
 	var noise []search.Chunk
@@ -825,7 +826,7 @@ func testSearchChangeSeenElsewhere(t *testing.T, s indexedStore) {
 	ctx := t.Context()
 	must(t, s.ReplacePages(ctx, "d", []search.Chunk{chunk("p", "teapot", nil)}, nil), "ReplacePages")
 	other := search.NewMemory(s, search.MemoryConfig{})
-	q := search.Query{Terms: search.ParseQuery("samovar", "en"), Limit: 5}
+	q := search.Query{Terms: engine.ParseQuery("samovar", "en"), Limit: 5}
 	hits, err := other.Search(ctx, "d", q)
 	must(t, err, "Search")
 	if len(hits) != 0 {
