@@ -86,7 +86,8 @@ func (m *Main) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("docsmith needs git: %w", err)
 	}
-	b, err := OpenBackend(ctx, m.Config, m.Log)
+	registry := prometheus.NewRegistry()
+	b, err := openBackend(ctx, m.Config, m.Log, registry)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,6 @@ func (m *Main) Start(ctx context.Context) error {
 	b.Start(ctx, m.Config.Role != RoleWorker, m.Log)
 	tenants := tenant.NewService(b.Tenants, m.Now).WithRemotePolicy(RemotePolicy(m.Config))
 	built := NewIndexer(m.Config, git, b.Tenants, b.Index, b.Catalogs, m.LookupEnv, m.Log)
-	registry := prometheus.NewRegistry()
 	// Every build, however asked for, is recorded as the domain's index
 	// state.
 	indexer := &RecordingIndexer{Indexer: built, Recorder: freshness.NewRecorder(b.IndexStates, m.Now, registry), Now: m.Now}

@@ -31,6 +31,7 @@ func (m *Main) newAssistant(b *Backend, turns assistant.TurnRecorder, reg promet
 		Spend:      b.Spend,
 		Budget:     assistant.Budget{AnswersPerDay: m.Config.Budget.AnswersPerDay, TokensPerDay: m.Config.Budget.TokensPerDay},
 		Registerer: reg,
+		Hybrid:     b.semantic.hybrid(),
 
 		// Agents' feedback on pages, from MCP.
 		PageFeedback: b.PageFeedback,

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/apperr"
@@ -104,14 +106,28 @@ type Backend struct {
 	// the store's change counter.
 	tenants *tenant.CachedStore
 	memory  *search.Memory
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
+	// semantic are the embeddings and rerank providers configured, if
+	// any, for the indexer (through memory) and the retrievers.
+	semantic semanticProviders
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // OpenBackend opens the configured stores and brings their schemas up to
 // date. Close releases them.
 func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Backend, error) {
+	return openBackend(ctx, cfg, log, nil)
+}
+
+// openBackend is OpenBackend, with reg taking the providers' metrics (nil:
+// kept unregistered).
+func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer) (*Backend, error) {
 	b := &Backend{Kind: BackendSQLite, Hub: agentjob.NewHub()}
+	sem, err := newSemanticProviders(cfg, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	b.semantic = sem
 	redisPrefix := "{docsmith}:ratelimit:"
 	if cfg.DatabaseURL == "" {
 		local, err := sqlite.OpenWith(ctx, cfg.DataDir, sqlite.Options{AllowNew: cfg.AllowNewDatabase})
@@ -124,7 +140,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
 		b.Local = local
-		b.memory = search.NewMemory(local, memoryConfig(cfg, log))
+		b.memory = search.NewMemory(local, memoryConfig(cfg, sem, log))
 		b.tenants = tenant.NewCachedStore(local, tenantMaxAge, time.Now).CheckChanges(local.TenantChanges, tenantCheckEvery)
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, local, local, b.memory, local, local, local
 		b.PageFeedback = local
@@ -137,7 +153,7 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 		b.Kind, b.Postgres = BackendPostgres, pg
 		// The database also keeps the newest snapshot of each domain, for
 		// a replica that has none of its own.
-		memCfg := memoryConfig(cfg, log)
+		memCfg := memoryConfig(cfg, sem, log)
 		memCfg.Shared = pg
 		b.memory = search.NewMemory(pg, memCfg)
 		b.tenants = tenant.NewCachedStore(pg, tenantMaxAge, time.Now)
@@ -165,8 +181,8 @@ func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Bac
 // snapshots live in the data directory (each replica's own, with
 // PostgreSQL), so that the process loads them from there when it starts
 // again and the store holds the same pages.
-func memoryConfig(cfg config.Config, log *slog.Logger) search.MemoryConfig {
-	return search.MemoryConfig{Log: log, SnapshotDir: filepath.Join(cfg.DataDir, "search-cache")}
+func memoryConfig(cfg config.Config, sem semanticProviders, log *slog.Logger) search.MemoryConfig {
+	return search.MemoryConfig{Log: log, SnapshotDir: filepath.Join(cfg.DataDir, "search-cache"), Embedder: sem.embedder}
 }
 
 // Start begins the background work of the backend: with PostgreSQL, the

@@ -159,6 +159,10 @@ type Config struct {
 	// PageFeedback keeps agents' feedback on pages (RatePage); nil
 	// refuses it.
 	PageFeedback PageFeedbackStore
+	// Hybrid fuses dense retrieval and reranking with BM25 in every
+	// search the Service runs (the assistant's, the search endpoint's,
+	// MCP's); the zero value is BM25 alone.
+	Hybrid search.Hybrid
 }
 
 // Service answers questions and serves search and page requests over the
@@ -189,7 +193,7 @@ type Service struct {
 func New(cfg Config) *Service {
 	s := &Service{
 		index:     cfg.Index,
-		retriever: search.NewRetriever(cfg.Index),
+		retriever: search.NewRetriever(cfg.Index).WithHybrid(cfg.Hybrid),
 		threads:   cfg.Threads,
 		turns:     cfg.Turns,
 		catalogs:  cfg.Catalogs,

@@ -52,6 +52,8 @@ type Config struct {
 	Models           Models
 	Workflows        Workflows
 	ProofOfWork      ProofOfWork
+	Embeddings       Embeddings
+	Rerank           Rerank
 	// IndexPollInterval is how often the branch each domain reads is
 	// compared with the commit its index was built from (0: never; push
 	// webhooks and our own pushes still rebuild at once).
@@ -69,6 +71,43 @@ type ProofOfWork struct {
 	HMACKey   string
 	MaxNumber int
 }
+
+// Embeddings names the provider of passage and query vectors; with none
+// (Model empty) search ranks by keywords alone.
+type Embeddings struct {
+	// Model is the model's name at the provider, without the "openai/" of
+	// the option's value; empty: no embeddings.
+	Model string
+	// BaseURL is an OpenAI-compatible API up to /v1: embeddings_base_url,
+	// else openai_base_url, else empty for OpenAI's own.
+	BaseURL string
+	// APIKey is embeddings_api_key, else the OpenAI key when the vectors
+	// come from the same API the models use.
+	APIKey string
+	// Batch is how many texts one request embeds at most.
+	Batch int
+	// Concurrency is how many such requests an index build has in flight.
+	Concurrency int
+	// Timeout bounds the embedding of a reader's question, retries
+	// included; past it the search ranks by keywords alone.
+	Timeout time.Duration
+}
+
+// Enabled reports whether an embeddings provider is configured.
+func (e Embeddings) Enabled() bool { return e.Model != "" }
+
+// Rerank names a reranker that reorders the best results of a search.
+type Rerank struct {
+	URL    string // the full endpoint, such as https://host/v1/rerank; empty: no reranking
+	Model  string // may be empty for a server that serves one model
+	APIKey string
+	// Budget bounds one rerank call; past it the results keep the order
+	// search gave them.
+	Budget time.Duration
+}
+
+// Enabled reports whether a reranker is configured.
+func (r Rerank) Enabled() bool { return r.URL != "" }
 
 // Agent configures agent turns.
 type Agent struct {
@@ -242,6 +281,29 @@ func table() []option {
 		{name: "openai_api_key", def: "", secret: true, desc: "API key for openai/... models (or DOCSMITH_OPENAI_API_KEY_FILE)", set: func(c *Config, v string) error { c.Models.OpenAIAPIKey = v; return nil }},
 		{name: "anthropic_base_url", def: "", desc: "base URL of the Anthropic Messages API (default Anthropic's)", set: optionalURL(func(c *Config) *string { return &c.Models.AnthropicBaseURL })},
 		{name: "anthropic_api_key", def: "", secret: true, desc: "API key for anthropic/... models (or DOCSMITH_ANTHROPIC_API_KEY_FILE)", set: func(c *Config, v string) error { c.Models.AnthropicAPIKey = v; return nil }},
+		{name: "embeddings", def: "", desc: "embeddings model for hybrid search, as openai/MODEL (such as openai/text-embedding-3-small); served by OpenAI's API, openai_base_url or embeddings_base_url; empty: keyword search alone", set: func(c *Config, v string) error {
+			name, err := embeddingsModel(v)
+			if err != nil {
+				return err
+			}
+			c.Embeddings.Model = name
+			return nil
+		}},
+		{name: "embeddings_base_url", def: "", desc: "base URL, up to /v1, of any OpenAI-compatible embeddings API (vLLM, Ollama, LiteLLM, TEI); empty: openai_base_url, else OpenAI's", set: optionalURL(func(c *Config) *string { return &c.Embeddings.BaseURL })},
+		{name: "embeddings_api_key", def: "", secret: true, desc: "API key of the embeddings API (or DOCSMITH_EMBEDDINGS_API_KEY_FILE); empty: openai_api_key when embeddings_base_url is empty or the same as openai_base_url", set: func(c *Config, v string) error { c.Embeddings.APIKey = v; return nil }},
+		{name: "embeddings_batch", def: "64", desc: "texts embedded per request to the embeddings API at index time (requests are also kept under 1 MiB of text)", set: integerRange(func(c *Config) *int { return &c.Embeddings.Batch }, 1, 2048)},
+		{name: "embeddings_concurrency", def: "2", desc: "requests to the embeddings API one index build has in flight at once", set: integerRange(func(c *Config) *int { return &c.Embeddings.Concurrency }, 1, 32)},
+		{name: "embeddings_timeout", def: "1s", desc: "bound on embedding a reader's question; past it that search ranks by keywords alone", set: duration(func(c *Config) *time.Duration { return &c.Embeddings.Timeout })},
+		{name: "rerank_url", def: "", desc: "rerank endpoint (such as https://host/v1/rerank) speaking the request and reply shape Cohere, Jina, Voyage, vLLM and TEI share; empty: no reranking", set: optionalURL(func(c *Config) *string { return &c.Rerank.URL })},
+		{name: "rerank_model", def: "", desc: "model the rerank endpoint should use; may be empty for a server of one model", set: func(c *Config, v string) error {
+			if strings.TrimSpace(v) != v || strings.ContainsAny(v, " \t\n") {
+				return errors.New("must be a model name without spaces")
+			}
+			c.Rerank.Model = v
+			return nil
+		}},
+		{name: "rerank_api_key", def: "", secret: true, desc: "API key of the rerank endpoint (or DOCSMITH_RERANK_API_KEY_FILE)", set: func(c *Config, v string) error { c.Rerank.APIKey = v; return nil }},
+		{name: "rerank_budget", def: "300ms", desc: "bound on one rerank call; past it the results keep the order search gave them", set: duration(func(c *Config) *time.Duration { return &c.Rerank.Budget })},
 		{name: "model_timeout", def: "10m", desc: "bound on one model call, retries included", set: duration(func(c *Config) *time.Duration { return &c.Models.CallTimeout })},
 		{name: "limit_agent_per_project_hour", def: "100", desc: "agent creates and messages per project per hour (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AgentPerProjectHour }, 0)},
 		{name: "limit_assistant_per_key_month", def: "10000", desc: "assistant requests per key per 30 days (0: no limit)", set: integer(func(c *Config) *int { return &c.Limits.AssistantPerKeyMonth }, 0)},
@@ -319,6 +381,32 @@ func optionalURL(field func(*Config) *string) func(*Config, string) error {
 			}
 		}
 		*field(c) = v
+		return nil
+	}
+}
+
+// embeddingsModel reads the embeddings option: empty, or openai/ and a
+// model name.
+func embeddingsModel(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	provider, name, ok := strings.Cut(v, "/")
+	if !ok || provider != "openai" || name == "" || strings.ContainsAny(name, " \t\n") {
+		return "", errors.New("must be empty (off) or openai/MODEL, such as openai/text-embedding-3-small; a self-hosted OpenAI-compatible server is openai/ with its model name, and its address goes in embeddings_base_url")
+	}
+	return name, nil
+}
+
+// integerRange is integer with a ceiling, for values a provider refuses
+// above some size.
+func integerRange(field func(*Config) *int, minimum, maximum int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < minimum || n > maximum {
+			return fmt.Errorf("must be a whole number from %d to %d", minimum, maximum)
+		}
+		*field(c) = n
 		return nil
 	}
 }
@@ -473,7 +561,34 @@ func (l *Loader) Load(lookupEnv func(string) (string, bool)) (Config, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err
 	}
+	if err := c.resolveProviders(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// resolveProviders checks the search providers' options against each other
+// and fills in what the embeddings take from the model options: an option
+// that does nothing without another is a mistake worth stopping on.
+func (c *Config) resolveProviders() error {
+	e := &c.Embeddings
+	if !e.Enabled() && (e.BaseURL != "" || e.APIKey != "") {
+		return errors.New("embeddings_base_url or embeddings_api_key is set but embeddings is empty: set embeddings to openai/MODEL, or unset them")
+	}
+	if c.Rerank.URL == "" && (c.Rerank.Model != "" || c.Rerank.APIKey != "") {
+		return errors.New("rerank_model or rerank_api_key is set but rerank_url is empty: set rerank_url to the rerank endpoint, or unset them")
+	}
+	if !e.Enabled() {
+		return nil
+	}
+	sameAPI := e.BaseURL == "" || e.BaseURL == c.Models.OpenAIBaseURL
+	if e.BaseURL == "" {
+		e.BaseURL = c.Models.OpenAIBaseURL
+	}
+	if e.APIKey == "" && sameAPI {
+		e.APIKey = c.Models.OpenAIAPIKey
+	}
+	return nil
 }
 
 // mask stands for a secret value wherever one would be shown.

@@ -27,6 +27,7 @@ import (
 	"github.com/docsmith/docsmith/internal/gitcli"
 	"github.com/docsmith/docsmith/internal/projectrepo"
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/semantic"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -48,6 +49,12 @@ type Config struct {
 	// Catalogs receives the page catalog of each build; nil keeps none.
 	Catalogs CatalogStore
 	Log      *slog.Logger
+}
+
+// VectorIndex is an index that keeps passage vectors (search.Memory with
+// an embedder): after each build, it embeds the passages left without one.
+type VectorIndex interface {
+	UpdateVectors(ctx context.Context, domain string) (search.VectorStats, error)
 }
 
 // Indexer builds domains' search indexes from their projects'
@@ -91,6 +98,9 @@ type IndexResult struct {
 	// the pages cut into chunks.
 	FilesRead, PagesChunked int
 	search.BuildStats
+	// Vectors says what the embedding of passages did, when an embedder
+	// is configured.
+	Vectors search.VectorStats
 }
 
 // Index brings the domain's index up to date with its project's docs at
@@ -104,7 +114,40 @@ func (x *Indexer) Index(ctx context.Context, d tenant.Domain) (IndexResult, erro
 	lock := x.lock(d.ID)
 	lock.Lock()
 	defer lock.Unlock()
+	res, err := x.build(ctx, d)
+	if err != nil {
+		return res, err
+	}
+	x.embed(ctx, d, &res)
+	return res, nil
+}
 
+// embed gives the domain's passages without a vector theirs. A provider
+// that fails costs only the dense half of hybrid search on the passages
+// left without one: the build stands, BM25 serves them, and the next
+// build embeds them.
+func (x *Indexer) embed(ctx context.Context, d tenant.Domain, res *IndexResult) {
+	vi, ok := x.cfg.Index.(VectorIndex)
+	if !ok {
+		return
+	}
+	start := time.Now()
+	st, err := vi.UpdateVectors(ctx, d.ID)
+	res.Vectors = st
+	if err != nil {
+		x.cfg.Log.WarnContext(ctx, "index: embedding passages failed; keyword search serves them until the next build",
+			"domain", d.ID, "reason", semantic.Reason(err), "embedded", st.Embedded, "missing", st.Missing, "err", err)
+		return
+	}
+	if st.Passages == 0 {
+		return // no embedder
+	}
+	x.cfg.Log.InfoContext(ctx, "index: passages embedded", "domain", d.ID, "passages", st.Passages,
+		"embedded", st.Embedded, "requests", st.Requests, "duration", time.Since(start))
+}
+
+// build is Index without the embedding, under the domain's lock.
+func (x *Indexer) build(ctx context.Context, d tenant.Domain) (IndexResult, error) {
 	p, err := x.cfg.Projects.GetProject(ctx, d.ProjectID)
 	if err != nil {
 		return IndexResult{}, fmt.Errorf("index %s: project %s: %w", d.ID, d.ProjectID, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/search/engine"
+	"github.com/docsmith/docsmith/internal/semantic"
 )
 
 // Source is a store's search index as a Memory reads it: the store keeps
@@ -57,7 +58,14 @@ type MemoryConfig struct {
 	// store, for a process that has none of its own (a new replica) to
 	// load rather than analyse every chunk again.
 	Shared SharedSnapshots
-	Log    *slog.Logger
+	// Embedder, if set, makes the Memory hold the passage vectors of its
+	// model beside each domain's index, read from the store (if it is a
+	// VectorSource) whenever the domain is loaded, and embed the passages
+	// without one on UpdateVectors. Vectors are not in snapshots: a
+	// snapshot is checked by the pages it holds, and vectors change
+	// without the pages changing.
+	Embedder semantic.Embedder
+	Log      *slog.Logger
 }
 
 // SharedSnapshots keeps each domain's newest index snapshot where every
@@ -310,6 +318,9 @@ func (m *Memory) index(ctx context.Context, domain string) (*engine.Index, error
 	if held == nil {
 		// A first load: a snapshot, if the store holds its pages.
 		di, from, sharedDamaged = m.fromSnapshot(ctx, domain)
+		if di != nil {
+			m.attachVectors(ctx, domain, di)
+		}
 	}
 	if di == nil {
 		// The chunks are analysed as they arrive, while the rest are read.
@@ -324,6 +335,7 @@ func (m *Memory) index(ctx context.Context, domain string) (*engine.Index, error
 			return nil, err
 		}
 		di, from = b.Finish(v), "store"
+		m.attachVectors(ctx, domain, di)
 		if (m.cfg.SnapshotDir != "" || m.cfg.Shared != nil) && di.Snapshotable() {
 			m.save(domain, di, sharedDamaged)
 		}

@@ -43,6 +43,9 @@ type Retriever struct {
 	// Retriever not made by NewRetriever: they are then compiled each
 	// time).
 	synonyms *synonymCache
+	// hybrid, if set, fuses dense retrieval and reranking with BM25 (see
+	// WithHybrid).
+	hybrid *hybrid
 }
 
 // NewRetriever returns a Retriever over idx with the default settings.
@@ -133,6 +136,9 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 			}
 		}
 		sortByScore(hits)
+	}
+	if r.hybrid != nil {
+		hits = r.hybrid.fuse(ctx, domain, req, hits, q.Limit, q.MaxPerPage)
 	}
 	// The hits kept move to the front, each at most once: most often none
 	// is dropped and none moves.

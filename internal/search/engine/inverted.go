@@ -81,6 +81,12 @@ type Index struct {
 	// a filter without a version or language keeps every chunk.
 	hasGroups bool
 	bytes     int64
+	// vectors holds the chunks' vectors, when they were given (see
+	// SetVectors): unit length, dims values each, chunk d's at
+	// vectorAt[d] (-1 when it has none).
+	vectors  []float32
+	vectorAt []int32
+	dims     int
 	// pageCounts remembers countPages' answers for one word without a
 	// filter (pageCountKey to int), which an assistant asks of every
 	// question's words; pageCountsHeld counts them, up to maxPageCounts.

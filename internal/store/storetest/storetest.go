@@ -37,6 +37,7 @@ type Store interface {
 	agentjob.Store
 	ratelimit.Store
 	search.Source
+	search.VectorSource
 	assistant.ThreadStore
 	assistant.SpendStore
 	analytics.Store
@@ -99,6 +100,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, archiveCases()...)
 	cases = append(cases, finishJobStatusCases()...)
 	cases = append(cases, searchCases()...)
+	cases = append(cases, vectorCases()...)
 	cases = append(cases, analyticsCases()...)
 	cases = append(cases, webSessionCases()...)
 	cases = append(cases, workflowJobCases()...)
