@@ -392,13 +392,15 @@ func (di *Index) expandRelated(q Query, s *queryScratch) {
 	if len(di.related) == 0 {
 		return
 	}
-	s.expansion = s.expansion[:0]
+	// The query's own words, each analysed once: stemming costs most.
+	s.expansion, s.queryTokens = s.expansion[:0], s.queryTokens[:0]
 	for _, t := range q.Terms {
-		if len(t.Words) != 1 || t.Required || t.Expansion() {
+		if len(t.Words) != 1 {
 			continue
 		}
 		s.tokens = appendTermTokens(s.tokens[:0], t)
-		if len(s.tokens) != 1 {
+		s.queryTokens = append(s.queryTokens, s.tokens...)
+		if len(s.tokens) != 1 || t.Required || t.Expansion() {
 			continue
 		}
 		for _, r := range di.related[s.tokens[0]] {
@@ -414,28 +416,11 @@ func (di *Index) expandRelated(q Query, s *queryScratch) {
 	slices.SortStableFunc(s.expansion, func(a, b relatedTerm) int { return cmp.Compare(b.strength, a.strength) })
 	s.expansion = s.expansion[:min(len(s.expansion), maxExpansion)]
 	for _, e := range s.expansion {
-		if queryHasToken(q.Terms, e.token) {
+		if slices.Contains(s.queryTokens, e.token) {
 			continue
 		}
-		pl := di.terms[e.token]
-		if pl == nil {
-			continue
-		}
-		di.addMatch(postingsMatch(pl), float64(e.strength), s)
-	}
-}
-
-// queryHasToken reports whether a single-word term of ts is tok.
-func queryHasToken(ts []Term, tok string) bool {
-	for _, t := range ts {
-		if len(t.Words) != 1 {
-			continue
-		}
-		found := false
-		tokens(t.Words[0], func(x string) { found = found || x == tok })
-		if found {
-			return true
+		if pl := di.terms[e.token]; pl != nil {
+			di.addMatch(postingsMatch(pl), float64(e.strength), s)
 		}
 	}
-	return false
 }
