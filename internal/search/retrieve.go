@@ -17,6 +17,10 @@ const (
 	MaxPageSize     = 50
 	// DefaultMaxPerPage keeps one page from filling the results.
 	DefaultMaxPerPage = 2
+	// DefaultSecondPassageRatio keeps a page's second passage only when
+	// it scores nearly as well as its first: five results are then about
+	// five pages, unless a page answers twice over.
+	DefaultSecondPassageRatio = 0.9
 	// DefaultPathBoost is the factor for the reader's current page.
 	DefaultPathBoost = 1.5
 	// DefaultOtherLanguage is the factor for a chunk in another language
@@ -101,13 +105,14 @@ func (r *Retriever) Retrieve(ctx context.Context, domain string, req Request) ([
 	}
 	terms = dedupeTerms(engine.ExpandSynonyms(req.Query, terms, engine.BuiltinSynonyms(), r.synonyms.table(req.Synonyms)))
 	q := Query{
-		Text:       req.Query,
-		Terms:      terms,
-		Limit:      max(4*size, 40),
-		Filter:     req.Filter,
-		BoostPath:  PagePath(req.CurrentPath),
-		PathBoost:  orDefault(r.PathBoost, DefaultPathBoost),
-		MaxPerPage: r.MaxPerPage,
+		Text:               req.Query,
+		Terms:              terms,
+		Limit:              max(4*size, 40),
+		Filter:             req.Filter,
+		BoostPath:          PagePath(req.CurrentPath),
+		PathBoost:          orDefault(r.PathBoost, DefaultPathBoost),
+		MaxPerPage:         r.MaxPerPage,
+		SecondPassageRatio: DefaultSecondPassageRatio,
 	}
 	if q.MaxPerPage == 0 {
 		q.MaxPerPage = DefaultMaxPerPage

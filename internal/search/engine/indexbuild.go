@@ -214,7 +214,12 @@ func (b *Builder) Finish(version int64) *Index {
 	arrays, posStart, size := layOutPostings(parts, stems, lists)
 	inParallel(parts, func(p *buildPart) { p.fill(arrays, posStart) })
 	named.Wait()
+	// Mining related words reads the chunks and the postings' counts,
+	// which prepare leaves alone: the two run side by side.
+	var mined sync.WaitGroup
+	mined.Go(func() { di.related = mineRelations(di) })
 	di.prepare()
+	mined.Wait()
 	// What prepare adds: a norm and a seq a chunk, a postings pointer a
 	// token.
 	size += int64(len(di.chunks))*16 + int64(len(stems))*8
@@ -224,6 +229,9 @@ func (b *Builder) Finish(version int64) *Index {
 		for _, b := range c.Breadcrumb {
 			size += int64(len(b)) + 16
 		}
+	}
+	for w, rs := range di.related {
+		size += int64(len(w)) + 40 + int64(len(rs))*24
 	}
 	di.bytes = size + int64(len(di.chunks))*8 + pageCountsBytes
 	return di

@@ -64,6 +64,9 @@ type Index struct {
 	// maxBoost bounds boost, for pruning.
 	maxBoost float64
 	terms    map[string]*postings
+	// related are the words mined as related to each word (see
+	// mineRelations), searched with it at a lower weight.
+	related map[string][]relatedTerm
 	// sorted lists the tokens in order, for prefixes; sortedPostings
 	// holds the postings of each, so that a prefix's tokens are found
 	// without a map lookup each.
@@ -499,6 +502,9 @@ func (di *Index) search(q Query, n int, s *queryScratch) []scored {
 		di.addMatch(m, t.weight(), s)
 	}
 	di.expandCompounds(q.Terms, s)
+	if len(s.matches) > 0 {
+		di.expandRelated(q, s)
+	}
 	if len(s.matches) == 0 {
 		return nil
 	}

@@ -80,7 +80,7 @@ func (di *Index) Search(q Query) []Hit {
 		rows = append(rows, rankRow{score: c.score, seq: di.seq[c.doc], page: di.page[c.doc], item: c.doc})
 	}
 	s.rows = rows
-	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, di.pagePath, s)
+	ranked := rankRows(rows, len(di.pages), q.MaxPerPage, limit, q.SecondPassageRatio, di.pagePath, s)
 	norm := newScoreNormalizer(singleWordTerms(q.Terms), len(di.chunks))
 	out := make([]Hit, len(ranked))
 	for i, r := range ranked {

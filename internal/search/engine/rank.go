@@ -27,11 +27,13 @@ type rankRow struct {
 }
 
 // rankRows is the page-level ranking: page-level evidence, then at most
-// maxPerPage rows a page (0: no cap), then the best limit, best first, on
+// maxPerPage rows a page (0: no cap), of which the second and later only
+// when they score at least secondRatio of the page's first (0 keeps them
+// all), then the best limit, best first, on
 // rows whose pages are numbered from 0 to pages-1. It returns the ranked
 // rows, best first, with the ranking's scores, in s's buffers. pathOf
 // returns an item's page path, which orders candidates of equal scores.
-func rankRows(rows []rankRow, pages, maxPerPage, limit int, pathOf func(item int32) string, s *queryScratch) []rankRow {
+func rankRows(rows []rankRow, pages, maxPerPage, limit int, secondRatio float64, pathOf func(item int32) string, s *queryScratch) []rankRow {
 	// Only a page's best rows count: those that make its evidence, and
 	// those kept when the page's rows are capped.
 	counted := pageEvidenceChunks
@@ -55,9 +57,15 @@ func rankRows(rows []rankRow, pages, maxPerPage, limit int, pathOf func(item int
 			top += r.score
 			weakest = r.score
 		}
-		// The kept rows go to the front of rows: never past the one read.
+		// The kept rows go to the front of rows: never past the one read,
+		// but the page's first may be overwritten.
+		best := same[0].score
 		for k, r := range same {
 			if maxPerPage > 0 && k >= maxPerPage {
+				break
+			}
+			if k > 0 && r.score < secondRatio*best {
+				// The rows are in order: the page's others score less.
 				break
 			}
 			if k < pageEvidenceChunks {

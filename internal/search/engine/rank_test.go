@@ -22,6 +22,12 @@ type Candidate struct {
 // cap), then the best limit, best first, scores replaced by the
 // ranking's. No two candidates share a page and a Seq.
 func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
+	return rankCandidatesRatio(cands, maxPerPage, limit, 0)
+}
+
+// rankCandidatesRatio is RankCandidates keeping a page's later candidates
+// only when they score at least secondRatio of its first.
+func rankCandidatesRatio(cands []Candidate, maxPerPage, limit int, secondRatio float64) []Candidate {
 	s := getQueryScratch()
 	defer s.release()
 	pageNo := make(map[string]int32)
@@ -35,7 +41,7 @@ func RankCandidates(cands []Candidate, maxPerPage, limit int) []Candidate {
 		rows = append(rows, rankRow{score: c.Score, seq: c.Seq, page: n, item: int32(i)})
 	}
 	s.rows = rows
-	ranked := rankRows(rows, len(pageNo), maxPerPage, limit, func(i int32) string { return cands[i].PagePath }, s)
+	ranked := rankRows(rows, len(pageNo), maxPerPage, limit, secondRatio, func(i int32) string { return cands[i].PagePath }, s)
 	out := make([]Candidate, len(ranked))
 	for k, r := range ranked {
 		out[k] = cands[r.item]
@@ -161,5 +167,33 @@ func TestRankCandidatesAsReference(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d (%d candidates, %d a page, limit %d):\n got %v\nwant %v", trial, len(cands), maxPerPage, limit, got, want)
 		}
+	}
+}
+
+// TestSecondPassageRatio: a page's second passage is listed only when it
+// scores close to the first, so that the first results are one page each;
+// a page that answers twice over keeps both.
+func TestSecondPassageRatio(t *testing.T) {
+	t.Parallel()
+	cands := []Candidate{
+		{Key: 1, PagePath: "install", Seq: 0, Score: 10},
+		{Key: 2, PagePath: "install", Seq: 1, Score: 5},
+		{Key: 3, PagePath: "upgrade", Seq: 0, Score: 6},
+		{Key: 4, PagePath: "upgrade", Seq: 1, Score: 5.7},
+		{Key: 5, PagePath: "faq", Seq: 0, Score: 4},
+	}
+	var got []int64
+	for _, c := range rankCandidatesRatio(cands, 2, 10, 0.9) {
+		got = append(got, c.Key)
+	}
+	if want := []int64{1, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("ranked %v, want %v", got, want)
+	}
+	got = got[:0]
+	for _, c := range rankCandidatesRatio(cands, 2, 10, 0) {
+		got = append(got, c.Key)
+	}
+	if len(got) != 5 {
+		t.Errorf("without a ratio: %v, want every candidate", got)
 	}
 }

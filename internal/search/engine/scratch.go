@@ -49,6 +49,10 @@ type queryScratch struct {
 	rows     []rankRow
 	grouped  []rankRow
 	pageNext []int32
+	// expansion are the related words a query adds, with their weights.
+	expansion []relatedTerm
+	// queryTokens are the tokens of the query's single words.
+	queryTokens []string
 }
 
 // queryScratchPool keeps the *queryScratch of finished queries.

@@ -152,6 +152,11 @@ type Query struct {
 	PathBoost float64
 	// MaxPerPage caps the chunks returned from one page (0: no cap).
 	MaxPerPage int
+	// SecondPassageRatio, when set, keeps a page's second and later
+	// chunks (up to MaxPerPage) only when they score at least this share
+	// of the page's best chunk, so that the first results are mostly one
+	// page each.
+	SecondPassageRatio float64
 }
 
 // Hit is a chunk found by a search.

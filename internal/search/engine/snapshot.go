@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math"
 	"slices"
 )
@@ -24,8 +25,9 @@ import (
 
 // snapshotFormat is the layout of a snapshot file and of the index it
 // holds; change it with either. 2: chunks carry their Markdown and its
-// overlap. 3: words joined by punctuation are indexed joined too.
-const snapshotFormat = 3
+// overlap. 3: words joined by punctuation are indexed joined too. 4: the
+// related words mined from the chunks.
+const snapshotFormat = 4
 
 var snapshotMagic = [8]byte{'d', 's', 'm', 'i', 'd', 'x', '\n', 0}
 
@@ -134,7 +136,7 @@ var ErrSnapshotDamaged = errors.New("the index snapshot is damaged")
 // chunks, each string as an offset and length into the blob; each chunk's
 // length; the stems in order, each with its counts; then every posting's
 // chunks, weighted frequencies, offsets and positions, stem after stem;
-// the index's size estimate; last, a CRC-32C of all that.
+// the related words; the index's size estimate; last, a CRC-32C of all that.
 
 type snapWriter struct {
 	w   *bufio.Writer
@@ -264,7 +266,57 @@ func (w *snapWriter) index(di *Index) {
 			w.u32(p)
 		}
 	}
+	w.related(di.related)
 	w.u64(uint64(di.bytes))
+}
+
+// related writes the related words, word by word in order, each with its
+// relations: a string is its length then its bytes.
+func (w *snapWriter) related(rel map[string][]relatedTerm) {
+	words := slices.Sorted(maps.Keys(rel))
+	w.u32(uint32(len(words)))
+	str := func(s string) {
+		w.u32(uint32(len(s)))
+		w.string(s)
+	}
+	for _, word := range words {
+		str(word)
+		w.u32(uint32(len(rel[word])))
+		for _, r := range rel[word] {
+			str(r.token)
+			w.u32(math.Float32bits(r.strength))
+		}
+	}
+}
+
+// related reads what snapWriter.related wrote.
+func (r *snapReader) related() map[string][]relatedTerm {
+	str := func() string {
+		n := r.count(1)
+		return string(r.take(n))
+	}
+	words := r.count(4 + 4)
+	if words == 0 {
+		return nil
+	}
+	rel := make(map[string][]relatedTerm, words)
+	for range words {
+		word := str()
+		n := r.count(4 + 4)
+		if n > maxRelated {
+			r.err = ErrSnapshotDamaged
+		}
+		if r.err != nil {
+			return nil
+		}
+		rs := make([]relatedTerm, n)
+		for k := range rs {
+			rs[k].token = str()
+			rs[k].strength = math.Float32frombits(r.u32())
+		}
+		rel[word] = rs
+	}
+	return rel
 }
 
 // snapReader decodes a snapshot, every count and offset checked against
@@ -450,6 +502,7 @@ func (r *snapReader) index(version int64) *Index {
 		di.terms[di.sorted[t]] = pl
 		docAt, offAt, posAt = docAt+nd, offAt+nd+1, posAt+np
 	}
+	di.related = r.related()
 	di.bytes = int64(r.u64())
 	if r.err != nil {
 		return nil

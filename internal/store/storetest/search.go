@@ -785,10 +785,12 @@ func testSearchSameRanking(t *testing.T, s indexedStore) {
 	}
 }
 
-// Rankings of the fixture site, as every store must give them.
+// Rankings of the fixture site, as every store must give them. The brewing
+// page's troubleshooting section matches "green tea temperature" far less
+// than its top, so the page is listed once (see
+// search.DefaultSecondPassageRatio).
 var (
-	sameRankingGreenTea = []string{"guides/brewing", "guides/brewing#troubleshooting-a-bitter-cup", "index",
-		"es/guides/brewing", "api/get-kettle"}
+	sameRankingGreenTea  = []string{"guides/brewing", "index", "es/guides/brewing", "api/get-kettle"}
 	sameRankingDescale   = []string{"guides/water", "guides/brewing#troubleshooting-a-bitter-cup", "api/get-kettle", "index"}
 	sameRankingFillLevel = []string{"api/get-kettle"}
 )
