@@ -499,7 +499,14 @@ func (di *Index) search(q Query, n int, s *queryScratch) []scored {
 			}
 			continue
 		}
-		di.addMatch(m, t.weight(), s)
+		w := t.weight()
+		if t.standsFor != nil {
+			w = gatedWeight(w, di.termMatches(Term{Words: t.standsFor}, s).docs, len(m.docs))
+			if w == 0 {
+				continue
+			}
+		}
+		di.addMatch(m, w, s)
 	}
 	di.expandCompounds(q.Terms, s)
 	if len(s.matches) > 0 {
@@ -536,6 +543,28 @@ func (di *Index) search(q Query, n int, s *queryScratch) []scored {
 	}
 	return s.best.s
 }
+
+// gatedWeight is the weight of an expansion (a synonym, a related word) of
+// the reader's words: its own weight, less as the docs use the reader's
+// words themselves in more chunks (readersDocs) against the expansion's
+// (expansionDocs). A reader who writes "log in" where the docs say "sign
+// in" everywhere needs the synonym; one who writes "install" on a site
+// that says "install" as often as "set up" does not, and the expansion
+// would only dilute the question. 0 leaves the expansion out.
+func gatedWeight(weight float64, readersDocs []int32, expansionDocs int) float64 {
+	if expansionDocs == 0 {
+		return 0
+	}
+	f := 1 - float64(len(readersDocs))/float64(expansionDocs)
+	if f < minExpansionShare {
+		return 0
+	}
+	return weight * f
+}
+
+// minExpansionShare is the least share of its weight an expansion keeps:
+// below it, the expansion is left out.
+const minExpansionShare = 0.05
 
 // addMatch adds a term's match to s.matches, with its idf times weight and
 // the bound of its score.

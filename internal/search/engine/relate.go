@@ -403,8 +403,19 @@ func (di *Index) expandRelated(q Query, s *queryScratch) {
 		if len(s.tokens) != 1 || t.Required || t.Expansion() {
 			continue
 		}
+		var readersDocs []int32
+		if pl := di.terms[s.tokens[0]]; pl != nil {
+			readersDocs = pl.docs
+		}
 		for _, r := range di.related[s.tokens[0]] {
-			w := relatedWeight * float64(r.strength) * t.weight()
+			var relatedDocs int
+			if pl := di.terms[r.token]; pl != nil {
+				relatedDocs = len(pl.docs)
+			}
+			w := gatedWeight(relatedWeight*float64(r.strength)*t.weight(), readersDocs, relatedDocs)
+			if w == 0 {
+				continue
+			}
 			if i := slices.IndexFunc(s.expansion, func(e relatedTerm) bool { return e.token == r.token }); i >= 0 {
 				s.expansion[i].strength = max(s.expansion[i].strength, float32(w))
 				continue

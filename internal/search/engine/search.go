@@ -100,6 +100,10 @@ type Term struct {
 	// weigh less than the reader's own words, and are not counted as
 	// words of the question when scores are normalized.
 	Weight float64
+	// standsFor, on a synonym, holds the words of the reader's that it
+	// stands for: the more the docs use the reader's own words, the less
+	// the synonym is needed (see gatedWeight).
+	standsFor []string
 }
 
 // weight is the factor of the term's contribution.

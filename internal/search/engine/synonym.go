@@ -12,7 +12,8 @@ import (
 // documentation; a question holding one member of a group also searches
 // the others, as optional terms weighing synonymWeight (see
 // Term.Expansion), so that they rank a passage without making a question
-// seem to ask more than it did.
+// seem to ask more than it did. The more the docs use the reader's own
+// words, the less a synonym weighs, down to nothing (see gatedWeight).
 
 // synonymWeight weighs a synonym's matches against the reader's own words:
 // a passage in the docs' words is found, yet one in the reader's words
@@ -185,7 +186,7 @@ func (t *SynonymTable) appendExpansions(terms []Term, q *questionWords, added *i
 				if oi == ref.member || *added >= maxSynonymTerms || q.holds(other) || hasOptionalTerm(terms, other.words) {
 					continue
 				}
-				terms = append(terms, Term{Words: other.words, Weight: synonymWeight})
+				terms = append(terms, Term{Words: other.words, Weight: synonymWeight, standsFor: t.groups[ref.group][ref.member].words})
 				*added++
 			}
 		}
