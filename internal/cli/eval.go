@@ -8,8 +8,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/retrievaleval"
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/semantic"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 )
@@ -25,9 +27,11 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 	questions := fs.String("questions", "", "question set, JSON lines (id, question, expected_paths, answer_facts, kind)")
 	k := fs.Int("k", 5, "cut-off of recall@k")
 	showMisses := fs.Bool("show-misses", false, "list the questions whose expected page is not in the top k")
-	databaseURL := fs.String("database-url", "", "evaluate retrieval from PostgreSQL: build the index in a temporary schema of this database (default $DOCSMITH_DATABASE_URL; empty: SQLite)")
+	loader := config.Bind(fs, false)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: docsmith eval retrieval --corpus DIR --questions FILE [--k 5] [--show-misses] [--database-url URL]\n\n")
+		fmt.Fprint(env.Stderr, "Usage: docsmith eval retrieval --corpus DIR --questions FILE [--k 5] [--show-misses] [--database-url URL]\n\n"+
+			"With DOCSMITH_EMBEDDINGS (and DOCSMITH_RERANK_URL) set as for serve, retrieval is hybrid: the corpus's passages\n"+
+			"are embedded by that provider, and the questions fused and reranked as the server does.\n\n")
 		fs.PrintDefaults()
 	}
 	if _, err := parse(fs, args); err != nil {
@@ -42,21 +46,81 @@ func evalRetrieval(ctx context.Context, args []string, env Env) error {
 	if *k < 1 {
 		return fmt.Errorf("--k must be at least 1, not %d", *k)
 	}
-	index, engine, cleanup, err := evalStore(ctx, *databaseURL, env)
+	cfg, err := loader.Load(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	index, engine, cleanup, err := evalStore(ctx, cfg.DatabaseURL, env)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	// Retrieval runs as the server runs it: on the domain's index in
-	// memory, loaded from the store.
-	rep, err := retrievaleval.Evaluate(ctx, search.NewMemory(index, search.MemoryConfig{}), *corpus, *questions, retrievaleval.EvalOptions{K: *k})
+	// memory, loaded from the store, hybrid when the configuration names
+	// providers.
+	opts, mode, err := evalProviders(cfg, index, env)
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(env.Stdout, "engine        %s\n", engine); err != nil {
+	opts.K = *k
+	rep, err := retrievaleval.Evaluate(ctx, opts.index, *corpus, *questions, opts.EvalOptions)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(env.Stdout, "engine        %s\nretrieval     %s\n", engine, mode); err != nil {
 		return err
 	}
 	return printReport(env.Stdout, rep, *showMisses)
+}
+
+// evalSetup is what an evaluation searches with: the index in memory and
+// the options that make retrieval hybrid.
+type evalSetup struct {
+	retrievaleval.EvalOptions
+	index *search.Memory
+}
+
+// evalProviders builds the index in memory over the store and, when cfg
+// names an embeddings model or a rerank endpoint, the hybrid retriever the
+// server would use: the passages are embedded once the corpus is indexed.
+// mode says which retrieval is measured.
+func evalProviders(cfg config.Config, store search.Source, env Env) (evalSetup, string, error) {
+	if !cfg.Embeddings.Enabled() && !cfg.Rerank.Enabled() {
+		return evalSetup{index: search.NewMemory(store, search.MemoryConfig{})}, "bm25", nil
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	deps := semantic.Deps{Log: log}
+	embedder, err := semantic.NewEmbedder(cfg.Embeddings, deps)
+	if err != nil {
+		return evalSetup{}, "", fmt.Errorf("embeddings: %w", err)
+	}
+	reranker, err := semantic.NewReranker(cfg.Rerank, deps)
+	if err != nil {
+		return evalSetup{}, "", fmt.Errorf("rerank: %w", err)
+	}
+	mem := search.NewMemory(store, search.MemoryConfig{Embedder: embedder})
+	setup := evalSetup{index: mem}
+	setup.Retriever = search.NewRetriever(mem).WithHybrid(search.Hybrid{
+		Embedder: embedder, Reranker: reranker, EmbedTimeout: cfg.Embeddings.Timeout, RerankBudget: cfg.Rerank.Budget, Log: log,
+	})
+	var parts []string
+	if embedder != nil {
+		parts = append(parts, "embeddings "+embedder.Model())
+		setup.AfterBuild = func(ctx context.Context, domain string) error {
+			st, err := mem.UpdateVectors(ctx, domain)
+			if err != nil {
+				return fmt.Errorf("embed the passages: %w", err)
+			}
+			if st.Missing > 0 {
+				return fmt.Errorf("embed the passages: %d of %d have no vector", st.Missing, st.Passages)
+			}
+			return nil
+		}
+	}
+	if reranker != nil {
+		parts = append(parts, "rerank "+cfg.Rerank.Model)
+	}
+	return setup, "hybrid: bm25 with " + strings.Join(parts, ", "), nil
 }
 
 // evalStore opens the throw-away store an evaluation indexes its corpus

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docsmith/docsmith/internal/semantic/semantictest"
 )
 
 func TestEvalRetrieval(t *testing.T) {
@@ -93,5 +95,45 @@ func TestEvalAnswers(t *testing.T) {
 		if r := run(t, t.TempDir(), args...); r.code != 1 {
 			t.Errorf("%q = %+v, want an error", args, r)
 		}
+	}
+}
+
+// TestEvalRetrievalHybridLocalProviders: with an embeddings model and a
+// rerank endpoint configured as for serve (here local servers speaking the
+// OpenAI embeddings and the rerank protocols), the evaluation embeds the
+// corpus's passages, asks every question of both providers, and says that
+// it measured hybrid retrieval.
+func TestEvalRetrievalHybridLocalProviders(t *testing.T) {
+	t.Parallel()
+	embeddings := semantictest.NewEmbeddingsServer(t, semantictest.EmbeddingsOptions{})
+	rerank := semantictest.NewRerankServer(t, semantictest.RerankOptions{})
+	questions := filepath.Join(t.TempDir(), "q.jsonl")
+	line := `{"id": "k-h01", "question": "How hot should the water be for green tea?", "expected_paths": ["guides/brewing"], "answer_facts": [], "kind": "lookup"}`
+	if err := os.WriteFile(questions, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{
+		"DOCSMITH_EMBEDDINGS":          "openai/test-embed",
+		"DOCSMITH_EMBEDDINGS_BASE_URL": embeddings.URL,
+		"DOCSMITH_EMBEDDINGS_API_KEY":  "k",
+		"DOCSMITH_RERANK_URL":          rerank.URL,
+		"DOCSMITH_RERANK_MODEL":        "test-rerank",
+	}
+	r := runWith(t, t.TempDir(), vars, "eval", "retrieval", "--corpus", "../search/testdata/site", "--questions", questions)
+	if r.code != 0 {
+		t.Fatalf("eval retrieval = %+v", r)
+	}
+	if !strings.Contains(r.stdout, "retrieval     hybrid: bm25 with embeddings ") || !strings.Contains(r.stdout, "rerank test-rerank") {
+		t.Errorf("output does not say the retrieval was hybrid:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "recall@1      1.000") {
+		t.Errorf("the brewing page is not first:\n%s", r.stdout)
+	}
+	// Every passage once, then the question.
+	if n := embeddings.TextsEmbedded(); n < 2 {
+		t.Errorf("%d texts embedded, want the passages and the question", n)
+	}
+	if len(rerank.Requests()) != 1 {
+		t.Errorf("%d rerank requests, want one for the question", len(rerank.Requests()))
 	}
 }

@@ -41,6 +41,9 @@ type EvalOptions struct {
 	SiteURL string
 	// Retriever runs the questions (default search.NewRetriever(idx)).
 	Retriever *search.Retriever
+	// AfterBuild, if set, runs once the corpus is indexed and before the
+	// questions: the embedding of the passages, for hybrid retrieval.
+	AfterBuild func(ctx context.Context, domain string) error
 }
 
 // QuestionResult is how retrieval did on one question.
@@ -175,6 +178,11 @@ func Evaluate(ctx context.Context, idx search.Index, corpusDir, questionsFile st
 	st, err := search.BuildChunks(ctx, idx, opts.Domain, chunks)
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate: %w", err)
+	}
+	if opts.AfterBuild != nil {
+		if err := opts.AfterBuild(ctx, opts.Domain); err != nil {
+			return Report{}, fmt.Errorf("evaluate: %w", err)
+		}
 	}
 	rep := Report{Corpus: corpusDir, QuestionsFile: questionsFile, K: opts.K, Build: st, Questions: len(questions)}
 	var passageHits, factHits int
