@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docsmith/docsmith/internal/answercheck"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/retrievaleval"
@@ -157,7 +158,7 @@ func Evaluate(ctx context.Context, opts Options) (Report, error) {
 	}
 	svc := assistant.New(assistant.Config{
 		Index:     opts.Index,
-		Turns:     &discardTurns{},
+		Turns:     answercheck.DiscardTurns{},
 		OpenModel: opts.OpenModel,
 		Heartbeat: time.Hour,
 	})
@@ -171,12 +172,12 @@ func Evaluate(ctx context.Context, opts Options) (Report, error) {
 		if err != nil {
 			return Report{}, fmt.Errorf("question %s: %w", q.ID, err)
 		}
-		var got collected
-		if err := a.Stream(ctx, &got); err != nil {
+		got := &answercheck.Collected{}
+		if err := a.Stream(ctx, got); err != nil {
 			return Report{}, fmt.Errorf("question %s: %w", q.ID, err)
 		}
-		if got.errorText != "" {
-			return Report{}, fmt.Errorf("question %s: the answer failed: %s", q.ID, got.errorText)
+		if got.Failure != "" {
+			return Report{}, fmt.Errorf("question %s: the answer failed: %s", q.ID, got.Failure)
 		}
 		rep.Results = append(rep.Results, judge(q, got))
 	}
@@ -185,9 +186,9 @@ func Evaluate(ctx context.Context, opts Options) (Report, error) {
 }
 
 // judge compares an answer with what the question set expects of it.
-func judge(q retrievaleval.Question, got collected) Result {
-	r := Result{Question: q, Status: got.status.Status, Note: got.status.Note, Answer: got.text.String()}
-	for _, s := range got.sources {
+func judge(q retrievaleval.Question, got *answercheck.Collected) Result {
+	r := Result{Question: q, Status: got.LastStatus.Status, Note: got.LastStatus.Note, Answer: got.Body.String()}
+	for _, s := range got.Cites {
 		r.Cited = append(r.Cited, s.Path)
 	}
 	lower := strings.ToLower(r.Answer)
@@ -207,64 +208,10 @@ func judge(q retrievaleval.Question, got collected) Result {
 			}
 		}
 	}
-	for _, g := range got.grounding {
+	for _, g := range got.Groundings {
 		if !g.Supported {
 			r.Unsupported++
 		}
 	}
 	return r
 }
-
-// collected is an answer's events as a reader's client would assemble
-// them: the last status, the citations, the text and the grounding.
-type collected struct {
-	status    assistant.AnswerStatus
-	sources   []assistant.Source
-	text      strings.Builder
-	grounding []assistant.Grounding
-	errorText string
-}
-
-var _ assistant.Sink = (*collected)(nil)
-
-func (c *collected) Start(string, string) error { return nil }
-func (c *collected) Heartbeat() error           { return nil }
-func (c *collected) Sources(srcs []assistant.Source) error {
-	c.sources = append(c.sources, srcs...)
-	return nil
-}
-func (c *collected) BufferSources(srcs []assistant.Source) error { return c.Sources(srcs) }
-func (c *collected) Status(s assistant.AnswerStatus) error {
-	c.status = s
-	return nil
-}
-func (c *collected) Text(_ string, pieces ...string) error {
-	for _, p := range pieces {
-		c.text.WriteString(p)
-	}
-	return nil
-}
-func (c *collected) TextStart(string) error { return nil }
-func (c *collected) BufferTextDelta(_, delta string) error {
-	c.text.WriteString(delta)
-	return nil
-}
-func (c *collected) Flush() error         { return nil }
-func (c *collected) TextEnd(string) error { return nil }
-func (c *collected) Grounding(g assistant.Grounding) error {
-	c.grounding = append(c.grounding, g)
-	return nil
-}
-func (c *collected) Finish(f assistant.Finish) error {
-	c.status = f.Status
-	return nil
-}
-func (c *collected) Error(message string) error {
-	c.errorText = message
-	return nil
-}
-
-// discardTurns keeps no turn: an evaluation stores nothing.
-type discardTurns struct{}
-
-func (d *discardTurns) Record(context.Context, assistant.Turn) error { return nil }
