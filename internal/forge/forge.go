@@ -32,6 +32,8 @@ type (
 	Config = forgeapi.Config
 	// Error is a failed call to a forge; see forgeapi.Error.
 	Error = forgeapi.Error
+	// CommitStatus is a named status of a commit.
+	CommitStatus = forgeapi.CommitStatus
 )
 
 // Forge kinds.
@@ -57,6 +59,12 @@ type Forge interface {
 	UpdateBody(ctx context.Context, number int, body string) error
 	// Comment adds a comment to PR number.
 	Comment(ctx context.Context, number int, body string) error
+	// SetStatus sets the status named st.Context of commit sha.
+	SetStatus(ctx context.Context, sha string, st CommitStatus) error
+	// UpsertComment edits the comment of PR number that holds marker (a
+	// hidden HTML comment in body), or adds body as a new comment when none
+	// does, so that a comment is kept up to date rather than repeated.
+	UpsertComment(ctx context.Context, number int, marker, body string) error
 }
 
 // New returns the forge of cfg.Kind. It checks the configuration but sends

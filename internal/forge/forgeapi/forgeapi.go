@@ -149,3 +149,29 @@ func Pick(prs []PullRequest, base string) *PullRequest {
 	}
 	return &prs[0]
 }
+
+// Commit status states, as every forge names them.
+const (
+	StatusPending = "pending"
+	StatusSuccess = "success"
+	StatusFailure = "failure"
+	StatusError   = "error"
+)
+
+// CommitStatus is one named status of a commit, shown beside a pull request
+// (a commit status on GitHub and Gitea, a pipeline-less commit status on
+// GitLab).
+type CommitStatus struct {
+	// State is StatusPending, StatusSuccess, StatusFailure or StatusError.
+	State string
+	// Context names the status ("docsmith/answers"); setting it again
+	// replaces the earlier one of that name.
+	Context string
+	// Description is one line; forges cut it (GitHub at 140 characters).
+	Description string
+	// TargetURL is where its details are, or "".
+	TargetURL string
+}
+
+// ErrNotImplemented is returned by an adapter that cannot do a call yet.
+var ErrNotImplemented = errors.New("forge: not implemented for this forge yet")

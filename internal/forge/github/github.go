@@ -223,3 +223,13 @@ func (f *Forge) fail(ctx context.Context, call forgeapi.Call, resp *gh.Response,
 	}
 	return f.d.Fail(ctx, call, r, err)
 }
+
+// SetStatus is not implemented yet.
+func (f *Forge) SetStatus(context.Context, string, forgeapi.CommitStatus) error {
+	return forgeapi.ErrNotImplemented
+}
+
+// UpsertComment is not implemented yet.
+func (f *Forge) UpsertComment(context.Context, int, string, string) error {
+	return forgeapi.ErrNotImplemented
+}

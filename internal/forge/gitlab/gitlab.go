@@ -272,3 +272,13 @@ func flatten(v any) string {
 	}
 	return ""
 }
+
+// SetStatus is not implemented yet.
+func (f *Forge) SetStatus(context.Context, string, forgeapi.CommitStatus) error {
+	return forgeapi.ErrNotImplemented
+}
+
+// UpsertComment is not implemented yet.
+func (f *Forge) UpsertComment(context.Context, int, string, string) error {
+	return forgeapi.ErrNotImplemented
+}

@@ -35,3 +35,14 @@ func (*Forge) UpdateBody(context.Context, int, string) error {
 func (*Forge) Comment(context.Context, int, string) error {
 	return forgeapi.ErrNoPullRequests
 }
+
+// SetStatus returns forgeapi.ErrNoPullRequests: a plain remote shows no
+// statuses.
+func (*Forge) SetStatus(context.Context, string, forgeapi.CommitStatus) error {
+	return forgeapi.ErrNoPullRequests
+}
+
+// UpsertComment returns forgeapi.ErrNoPullRequests.
+func (*Forge) UpsertComment(context.Context, int, string, string) error {
+	return forgeapi.ErrNoPullRequests
+}
