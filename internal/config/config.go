@@ -596,10 +596,13 @@ const mask = "********"
 
 // display is a value as it may be shown: a secret one masked, keeping only
 // the scheme of a URL, which says what kind of value was given without
-// what is in it.
+// what is in it, and any other URL without the password it may carry.
 func (o option) display(v string) string {
-	if !o.secret || v == "" {
+	if v == "" {
 		return v
+	}
+	if !o.secret {
+		return withoutPassword(v)
 	}
 	if scheme, _, ok := strings.Cut(v, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, "@:/") {
 		return scheme + "://" + mask
@@ -610,7 +613,7 @@ func (o option) display(v string) string {
 // valueError reports a value the option refused. A secret value never
 // appears in it, not even where the validator's own message repeats it.
 func (o option) valueError(source, value string, err error) error {
-	if !o.secret || value == "" {
+	if value == "" || (!o.secret && withoutPassword(value) == value) {
 		return fmt.Errorf("%s (from %s) = %q: %w", o.name, source, value, err)
 	}
 	msg := err.Error()
@@ -618,6 +621,20 @@ func (o option) valueError(source, value string, err error) error {
 		msg = strings.ReplaceAll(msg, part, mask)
 	}
 	return fmt.Errorf("%s (from %s) = %q (secret, masked): %s", o.name, source, o.display(value), msg)
+}
+
+// withoutPassword is v, or for a URL that carries a password (an
+// endpoint's address with its credentials, say), the URL with the password
+// masked.
+func withoutPassword(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return v
+	}
+	if _, ok := u.User.Password(); !ok {
+		return v
+	}
+	return u.Redacted()
 }
 
 // secretParts are the pieces of a secret value a message must not show:

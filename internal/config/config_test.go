@@ -315,3 +315,33 @@ func TestIndexPollInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointPasswordsMasked: an endpoint option that is not secret itself
+// (embeddings_base_url, rerank_url) is shown without a password its URL
+// carries, and the rest of the URL stays readable.
+func TestEndpointPasswordsMasked(t *testing.T) {
+	t.Parallel()
+	c, err := load(t, nil, map[string]string{
+		"DOCSMITH_EMBEDDINGS":          "openai/some-model",
+		"DOCSMITH_EMBEDDINGS_BASE_URL": "https://svc:embed-pass-1@embed.internal/v1",
+		"DOCSMITH_RERANK_URL":          "https://svc:rerank-pass-2@rerank.internal/v1/rerank",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown bytes.Buffer
+	if err := c.Show(&shown); err != nil {
+		t.Fatal(err)
+	}
+	out := shown.String()
+	for _, pw := range []string{"embed-pass-1", "rerank-pass-2"} {
+		if strings.Contains(out, pw) {
+			t.Errorf("config show prints the password %q:\n%s", pw, out)
+		}
+	}
+	for _, want := range []string{"https://svc:xxxxx@embed.internal/v1", "https://svc:xxxxx@rerank.internal/v1/rerank"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config show lacks %q:\n%s", want, out)
+		}
+	}
+}
