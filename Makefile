@@ -178,6 +178,7 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1; }
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff >/dev/null || { $(GO) mod tidy -diff; echo 'go.mod or go.sum is not tidy: run go mod tidy'; exit 1; }
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: clean
