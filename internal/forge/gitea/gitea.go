@@ -349,7 +349,9 @@ func (f *Forge) UpsertComment(ctx context.Context, number int, marker, body stri
 }
 
 // comments returns page of the comments of pull request number, oldest
-// first, and the next page.
+// first, and the next page. Gitea 1.26 answers with every comment whatever
+// page is asked for, and no next page; a server that pages sends a Link
+// header, which the SDK reads.
 func (f *Forge) comments(ctx context.Context, c *sdk.Client, number, page int) ([]forgeapi.Comment, int, error) {
 	call := forgeapi.Call{
 		Method:   http.MethodGet,

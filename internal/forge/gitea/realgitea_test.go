@@ -17,8 +17,9 @@ import (
 // TestRealGiteaStatusAndComment sets a commit status and keeps a pull
 // request comment up to date on a real Gitea: the status reads back, a
 // comment upserted twice is one comment with the second body, the same body
-// again changes nothing, and a reader's comment that quotes the marker is
-// never edited.
+// again changes nothing, a reader's comment that quotes the marker is never
+// edited, and on a pull request with many comments the one to edit is
+// still found.
 func TestRealGiteaStatusAndComment(t *testing.T) {
 	t.Parallel()
 	srv := giteatest.Start(t)
@@ -108,6 +109,55 @@ func TestRealGiteaStatusAndComment(t *testing.T) {
 	}
 	if len(comments) != 2 || len(ours) != 1 || comments[ours[0]].Body != second {
 		t.Fatalf("comments after three upserts: %+v; want the reader's and one of ours with the second body", comments)
+	}
+
+	// On a busy pull request the comment comes after the first page that a
+	// paging server would serve (50 comments by default): it is still found
+	// and edited, not added again.
+	srv.API(t, http.MethodPost, repo+"/contents/guides/upgrades.md", mustJSON(t, map[string]any{
+		"content": content, "message": "Explain upgrades", "branch": "main", "new_branch": "upgrades",
+	}), http.StatusCreated, nil)
+	var busy struct {
+		Number int `json:"number"`
+	}
+	srv.API(t, http.MethodPost, repo+"/pulls", mustJSON(t, map[string]any{"head": "upgrades", "base": "main", "title": "Explain upgrades"}),
+		http.StatusCreated, &busy)
+	for i := range 60 {
+		asReader(t, srv, http.MethodPost, fmt.Sprintf("%s/issues/%d/comments", repo, busy.Number),
+			mustJSON(t, map[string]any{"body": fmt.Sprintf("Review note %d", i+1)}))
+	}
+	for _, body := range []string{first, second} {
+		if err := f.UpsertComment(ctx, busy.Number, marker, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Gitea 1.26 answers this list whole, whatever page is asked for; read
+	// it by pages anyway, as a server that pages would serve it.
+	seen := map[int64]bool{}
+	var marked []string
+	for page := 1; page <= 10; page++ {
+		var got []struct {
+			ID   int64  `json:"id"`
+			Body string `json:"body"`
+		}
+		srv.API(t, http.MethodGet, fmt.Sprintf("%s/issues/%d/comments?limit=50&page=%d", repo, busy.Number, page), nil, http.StatusOK, &got)
+		fresh := 0
+		for _, c := range got {
+			if seen[c.ID] {
+				continue
+			}
+			seen[c.ID] = true
+			fresh++
+			if strings.Contains(c.Body, marker) {
+				marked = append(marked, c.Body)
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	if len(seen) != 61 || len(marked) != 1 || marked[0] != second {
+		t.Fatalf("%d comments on the busy pull request, these holding the marker: %q; want 61, one with the second body", len(seen), marked)
 	}
 }
 
