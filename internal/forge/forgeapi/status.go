@@ -80,21 +80,21 @@ func checkTargetURL(raw string) error {
 }
 
 // OneLine folds runs of white space and control characters of s into one
-// space, drops invalid UTF-8, and cuts the result at max characters, ending
-// it with "…" when it was cut. A cut never splits a character.
-func OneLine(s string, max int) string {
-	if max <= 0 {
+// space, drops invalid UTF-8, and cuts the result at limit characters,
+// ending it with "…" when it was cut. A cut never splits a character.
+func OneLine(s string, limit int) string {
+	if limit <= 0 {
 		return ""
 	}
 	line := strings.Join(strings.FieldsFunc(s, func(r rune) bool {
 		return r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r)
 	}), " ")
-	if utf8.RuneCountInString(line) <= max {
+	if utf8.RuneCountInString(line) <= limit {
 		return line
 	}
 	n, cut := 0, 0
 	for cut = range line { // cut is where the n-th character starts
-		if n == max-1 {
+		if n == limit-1 {
 			break
 		}
 		n++
@@ -103,11 +103,11 @@ func OneLine(s string, max int) string {
 }
 
 func shorten(s string) string {
-	const max = 80
-	if len(s) <= max {
+	const limit = 80
+	if len(s) <= limit {
 		return s
 	}
-	cut := max
+	cut := limit
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -12,9 +12,9 @@ import (
 func TestOneLine(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		in   string
-		max  int
-		want string
+		in    string
+		limit int
+		want  string
 	}{
 		{"4 reader questions now answered, 0 regressed", 140, "4 reader questions now answered, 0 regressed"},
 		{"  two\n\tlines\r\n ", 140, "two lines"},
@@ -27,8 +27,8 @@ func TestOneLine(t *testing.T) {
 		{"x", 0, ""},
 	}
 	for _, tt := range tests {
-		if got := OneLine(tt.in, tt.max); got != tt.want {
-			t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		if got := OneLine(tt.in, tt.limit); got != tt.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
 		}
 	}
 }
@@ -37,19 +37,19 @@ func FuzzOneLine(f *testing.F) {
 	f.Add("4 reader questions now answered, 0 regressed", 140)
 	f.Add(strings.Repeat("é", 200), 140)
 	f.Add("a\x00b\nc\xff", 3)
-	f.Fuzz(func(t *testing.T, s string, max int) {
-		if max > 1000 || max < -1 {
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		if limit > 1000 || limit < -1 {
 			return
 		}
-		got := OneLine(s, max)
+		got := OneLine(s, limit)
 		if !utf8.ValidString(got) {
-			t.Fatalf("OneLine(%q, %d) = %q: invalid UTF-8", s, max, got)
+			t.Fatalf("OneLine(%q, %d) = %q: invalid UTF-8", s, limit, got)
 		}
-		if n := utf8.RuneCountInString(got); n > max && !(max <= 0 && n == 0) {
-			t.Fatalf("OneLine(%q, %d) = %q: %d characters", s, max, got, n)
+		if n := utf8.RuneCountInString(got); n > max(limit, 0) {
+			t.Fatalf("OneLine(%q, %d) = %q: %d characters", s, limit, got, n)
 		}
 		if strings.ContainsAny(got, "\r\n\t") {
-			t.Fatalf("OneLine(%q, %d) = %q: not one line", s, max, got)
+			t.Fatalf("OneLine(%q, %d) = %q: not one line", s, limit, got)
 		}
 	})
 }

@@ -312,7 +312,7 @@ func (f *Forge) comments(ctx context.Context, number, page int) ([]forgeapi.Comm
 }
 
 // me returns the id of the token's user, learnt once, or 0 when GitHub will
-// not say (403: an installation token of a GitHub App).
+// not say (403 that is no rate limit: an installation token of a GitHub App).
 func (f *Forge) me(ctx context.Context) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -321,8 +321,12 @@ func (f *Forge) me(ctx context.Context) (int64, error) {
 	}
 	call := forgeapi.Call{Method: http.MethodGet, Path: "/user"}
 	u, resp, err := f.client.Users.Get(ctx, "")
+	var (
+		rl *gh.RateLimitError
+		ab *gh.AbuseRateLimitError
+	)
 	switch {
-	case err != nil && status(resp) == http.StatusForbidden:
+	case err != nil && status(resp) == http.StatusForbidden && !errors.As(err, &rl) && !errors.As(err, &ab):
 		f.log.InfoContext(ctx, "the token may not read its own user; a comment of any author that holds the marker is kept up to date")
 		return 0, nil
 	case err != nil:

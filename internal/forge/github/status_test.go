@@ -232,6 +232,15 @@ func TestGitHubStatusAndCommentErrors(t *testing.T) {
 			want:   []string{"github: 401 from GET /user: Bad credentials: check the token in ACME_GITHUB_TOKEN"},
 		},
 		{
+			name: "403 of the rate limit learning the user",
+			script: []forgetest.Exchange{{Method: "GET", Path: "/user", Status: 403,
+				Header: http.Header{"X-Ratelimit-Limit": {"5000"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1924992000"}},
+				Reply:  `{"message":"API rate limit exceeded for user ID 501.","status":"403"}`}},
+			run:    upsert,
+			status: 403,
+			want:   []string{"github: 403 from GET /user: API rate limit exceeded"},
+		},
+		{
 			name: "404 listing the comments",
 			script: []forgetest.Exchange{me, {Method: "GET", Path: comments, Query: commentsPage(1), Status: 404,
 				Reply: `{"message":"Not Found","status":"404"}`}},
