@@ -56,12 +56,9 @@ func (f *Fixed) SetVectors(byHash func(hash string) []float32) int {
 // Chunks is how many passages the index holds.
 func (f *Fixed) Chunks() int { return f.idx.Chunks() }
 
-func (f *Fixed) check(domain string) error {
-	if domain != f.domain {
-		return fmt.Errorf("this index holds the docs of %s, not %s: %w", f.domain, domain, ErrPageNotFound)
-	}
-	return nil
-}
+// holds reports whether domain is the one whose docs the index holds:
+// another domain has no page here.
+func (f *Fixed) holds(domain string) bool { return domain == f.domain }
 
 // ReplacePages is refused.
 func (f *Fixed) ReplacePages(context.Context, string, []Chunk, []string) error {
@@ -70,7 +67,7 @@ func (f *Fixed) ReplacePages(context.Context, string, []Chunk, []string) error {
 
 // PageHashes returns each page's hash.
 func (f *Fixed) PageHashes(_ context.Context, domain string) (map[string]string, error) {
-	if err := f.check(domain); err != nil {
+	if !f.holds(domain) {
 		return map[string]string{}, nil
 	}
 	return maps.Clone(f.hashes), nil
@@ -78,7 +75,7 @@ func (f *Fixed) PageHashes(_ context.Context, domain string) (map[string]string,
 
 // Search runs q.
 func (f *Fixed) Search(_ context.Context, domain string, q Query) ([]Hit, error) {
-	if err := f.check(domain); err != nil {
+	if !f.holds(domain) {
 		return nil, nil
 	}
 	return f.idx.Search(q), nil
@@ -86,8 +83,8 @@ func (f *Fixed) Search(_ context.Context, domain string, q Query) ([]Hit, error)
 
 // Page assembles a page from its chunks.
 func (f *Fixed) Page(_ context.Context, domain, path string) (PageText, error) {
-	if err := f.check(domain); err != nil {
-		return PageText{}, err
+	if !f.holds(domain) {
+		return PageText{}, fmt.Errorf("this index holds the docs of %s, not %s: %w", f.domain, domain, ErrPageNotFound)
 	}
 	if pt, ok := f.idx.Page(path); ok {
 		return pt, nil
@@ -97,7 +94,7 @@ func (f *Fixed) Page(_ context.Context, domain, path string) (PageText, error) {
 
 // PageCount is how many pages have passages, as Memory counts them.
 func (f *Fixed) PageCount(_ context.Context, domain string) (int, error) {
-	if err := f.check(domain); err != nil {
+	if !f.holds(domain) {
 		return 0, nil
 	}
 	return f.idx.Pages(), nil
@@ -105,7 +102,7 @@ func (f *Fixed) PageCount(_ context.Context, domain string) (int, error) {
 
 // CountPages counts the pages holding t, as Memory does.
 func (f *Fixed) CountPages(_ context.Context, domain string, t Term, fl Filter, upTo int) (int, error) {
-	if err := f.check(domain); err != nil {
+	if !f.holds(domain) {
 		return 0, nil
 	}
 	return f.idx.CountPages(t, fl, upTo), nil
@@ -113,7 +110,7 @@ func (f *Fixed) CountPages(_ context.Context, domain string, t Term, fl Filter, 
 
 // SearchVector runs a cosine search on the vectors given by SetVectors.
 func (f *Fixed) SearchVector(_ context.Context, domain string, vec []float32, k int, fl Filter) ([]Hit, error) {
-	if err := f.check(domain); err != nil {
+	if !f.holds(domain) {
 		return nil, nil
 	}
 	return f.idx.Nearest(vec, k, fl)
