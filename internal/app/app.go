@@ -26,6 +26,7 @@ import (
 	"github.com/docsmith/docsmith/internal/agentrun"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/dashboard"
 	"github.com/docsmith/docsmith/internal/demosite"
@@ -55,6 +56,7 @@ type Main struct {
 
 	backend  *Backend
 	fresh    *freshness.Service
+	checks   *checkrun.Runner
 	turns    *assistant.TurnWriter
 	api      *httpapi.Server
 	ui       *dashboard.Handler
@@ -170,6 +172,9 @@ func (m *Main) Start(ctx context.Context) error {
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	assistantSvc := m.newAssistant(b, m.turns, registry)
+	// Answer checks ask the served index, and an index of a ref of their
+	// own; their questions are kept nowhere.
+	m.checks = NewCheckRunner(m.Config, git, b, m.modelConfig(), nil, m.LookupEnv, m.Log)
 	stats := analytics.NewService(b.Analytics)
 	ui, err := dashboard.New(dashboard.Deps{
 		Tenants:        tenants,
