@@ -119,24 +119,25 @@ func decodeCheckRunBody(w http.ResponseWriter, r *http.Request) (checkRunBody, e
 	if strings.TrimSpace(string(raw)) == "" {
 		return body, nil
 	}
-	if err := decodeStrict(raw, &body); err != nil {
+	if err := decodeStrict(raw, &body, "ref"); err != nil {
 		return body, err
 	}
 	if body.Ref != "" {
 		if err := gitcli.ValidateRef(body.Ref); err != nil {
-			return body, apperr.Wrap(err, apperr.Invalid, "field \"ref\" must be a branch (main) or a full ref (refs/pull/7/head) that git accepts: %q is not", clipRef(body.Ref))
+			return body, apperr.Wrap(err, apperr.Invalid, "field \"ref\" must be a branch (main) or a full ref (refs/pull/7/head) that git accepts: %v", err)
 		}
 	}
 	return body, nil
 }
 
-// decodeStrict is decodeBody for a body whose every field must be known.
-func decodeStrict(body []byte, dst any) error {
+// decodeStrict is decodeBody for a body whose every field must be known;
+// fields names them for the error.
+func decodeStrict(body []byte, dst any, fields string) error {
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return apperr.New(apperr.Invalid, "the request body has an unknown field %s; the fields are: ref", field)
+			return apperr.New(apperr.Invalid, "the request body has an unknown field %s; the fields are: %s", field, fields)
 		}
 		return describeJSONError(err)
 	}
@@ -144,13 +145,6 @@ func decodeStrict(body []byte, dst any) error {
 		return apperr.New(apperr.Invalid, "the request body has data after the JSON object; send exactly one object")
 	}
 	return nil
-}
-
-func clipRef(ref string) string {
-	if len(ref) <= 80 {
-		return ref
-	}
-	return ref[:80] + "…"
 }
 
 // checkRunSummaryJSON is a run in a list: its report without the checks.
