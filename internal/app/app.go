@@ -223,6 +223,8 @@ func (m *Main) Start(ctx context.Context) error {
 		Demo:           demo,
 		WebhookReads:   m.Config.Workflows.WebhookReads,
 		ProofOfWork:    proofOfWork,
+		Checks:         NewCheckRunner(m.Config, git, b, m.modelConfig(), m.LookupEnv, m.Log),
+		CheckRuns:      b.CheckRuns(),
 	})
 
 	var lc net.ListenConfig

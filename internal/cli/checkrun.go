@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/llm"
 )
 
 // Exit codes of check run besides 0 (no check regressed) and 2 (usage):
@@ -172,10 +174,27 @@ type checkRunner interface {
 	Run(ctx context.Context, req checkrun.Request) (answercheck.Report, error)
 }
 
-// localChecks is the runner and the store of runs of the backend.
+// localChecks is the runner and the store of runs of the backend, as a
+// server has them.
 func localChecks(cfg config.Config, b *app.Backend, env Env) (checkRunner, checkrun.Store, error) {
-	_, _, _ = cfg, b, env
-	return nil, nil, errors.New("answer checks cannot run in this process yet; run them on a server with --url")
+	log := cfg.Logger(env.Stderr)
+	git, err := gitcli.New(app.GitConfig(cfg, log))
+	if err != nil {
+		return nil, nil, fmt.Errorf("docsmith needs git: %w", err)
+	}
+	lookupEnv := env.LookupEnv
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	models := llm.Config{
+		OpenAIBaseURL:    cfg.Models.OpenAIBaseURL,
+		OpenAIAPIKey:     cfg.Models.OpenAIAPIKey,
+		AnthropicBaseURL: cfg.Models.AnthropicBaseURL,
+		AnthropicAPIKey:  cfg.Models.AnthropicAPIKey,
+		CallTimeout:      cfg.Models.CallTimeout,
+		Log:              log,
+	}
+	return app.NewCheckRunner(cfg, git, b, models, lookupEnv, log), b.CheckRuns(), nil
 }
 
 // checkRenderers write a run as --format says.
