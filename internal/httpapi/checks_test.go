@@ -55,46 +55,9 @@ func (f *fakeCheckRunner) seen() []checkrun.Request {
 	return append([]checkrun.Request(nil), f.requests...)
 }
 
-// memoryRuns is a checkrun.Store in memory.
-type memoryRuns struct {
-	mu   sync.Mutex
-	runs []checkrun.Run
-}
-
-func (m *memoryRuns) SaveRun(_ context.Context, r checkrun.Run) (checkrun.Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r.ID = fmt.Sprintf("run-%d", len(m.runs)+1)
-	r.CreatedAt = time.Date(2026, 3, 2, 9, 0, len(m.runs), 0, time.UTC)
-	m.runs = append(m.runs, r)
-	return r, nil
-}
-
-func (m *memoryRuns) GetRun(_ context.Context, domain, id string) (checkrun.Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, r := range m.runs {
-		if r.Domain == domain && r.ID == id {
-			return r, nil
-		}
-	}
-	return checkrun.Run{}, apperr.New(apperr.NotFound, "check run %q not found", id)
-}
-
-func (m *memoryRuns) ListRuns(_ context.Context, domain, trigger string, limit int) ([]checkrun.Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []checkrun.Run
-	for i := len(m.runs) - 1; i >= 0 && len(out) < limit; i-- {
-		if r := m.runs[i]; r.Domain == domain && (trigger == "" || r.Trigger == trigger) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// newChecksServer is a real Server over SQLite whose org acme has the
-// domain docs.acme.test and globex globex.test, with the fake runner.
+// newChecksServer is a real Server over SQLite, which keeps the runs,
+// whose org acme has the domain docs.acme.test and globex globex.test,
+// with the fake runner.
 func newChecksServer(t *testing.T, edit func(*Deps)) (*workflowServer, *fakeCheckRunner) {
 	t.Helper()
 	runner := &fakeCheckRunner{}
@@ -105,7 +68,11 @@ func newChecksServer(t *testing.T, edit func(*Deps)) (*workflowServer, *fakeChec
 				t.Fatal(err)
 			}
 		}
-		d.Checks, d.CheckRuns = runner, &memoryRuns{}
+		runs, ok := d.Tenants.Store().(checkrun.Store)
+		if !ok {
+			t.Fatalf("the SQLite store %T does not keep check runs", d.Tenants.Store())
+		}
+		d.Checks, d.CheckRuns = runner, runs
 		edit(d)
 	})
 	return s, runner
