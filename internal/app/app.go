@@ -228,6 +228,8 @@ func (m *Main) Start(ctx context.Context) error {
 		Demo:           demo,
 		WebhookReads:   m.Config.Workflows.WebhookReads,
 		ProofOfWork:    proofOfWork,
+		Checks:         m.checks,
+		CheckRuns:      b.CheckRuns,
 	})
 
 	var lc net.ListenConfig

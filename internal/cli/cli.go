@@ -70,6 +70,9 @@ Usage:
   docsmith analytics stats|conversations|gaps|feedback --domain D [--from DATE] [--to DATE] [--format table|json|csv]
                                                                    what readers asked a domain's assistant (--url, --key as for jobs)
   docsmith ui login                                                print a one-time sign-in link to the dashboard (--url, --key)
+  docsmith check run DOMAIN [--ref REF] [--format table|json|junit]
+                                                                   answer the domain's checks on a ref; exit 1 on a regression
+                                                                   (--url, --key to run on a server, as for jobs; else --data)
   docsmith ask --domain D [--thread ID] "QUESTION"                 stream an assistant answer (--key or DOCSMITH_ASSISTANT_KEY)
   docsmith version
 
@@ -90,6 +93,13 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	}
+	var exit *exitError
+	if errors.As(err, &exit) {
+		if exit.err != nil {
+			fmt.Fprintln(env.Stderr, "docsmith:", exit.err)
+		}
+		return exit.code
 	}
 	fmt.Fprintln(env.Stderr, "docsmith:", err)
 	return 1
@@ -114,6 +124,8 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return analyticsCommand(ctx, sub, rest[1:], env)
 	case "ui login":
 		return uiLogin(ctx, rest[1:], env)
+	case "check run":
+		return checkRunCommand(ctx, rest[1:], env)
 	case "org create", "org list", "project create", "project update", "project list", "domain create", "domain update", "domain list",
 		"domain status", "key create", "key list", "key revoke", "config show",
 		"eval retrieval", "eval answers", "export llms-txt":

@@ -33,6 +33,9 @@ func (s *Server) routes() http.Handler {
 	t.add("POST /v2/hooks/{projectId}", s.handle(s.webhook))
 	t.add("GET /v2/domains/{domain}", s.handle(s.getDomain))
 	t.add("POST /v2/domains/{domain}/index", s.handle(s.indexDomain))
+	t.add("POST /v2/domains/{domain}/checks/run", s.handle(s.runChecks))
+	t.add("GET /v2/domains/{domain}/checks/runs", s.handle(s.listCheckRuns))
+	t.add("GET /v2/domains/{domain}/checks/runs/{id}", s.handle(s.getCheckRun))
 
 	t.add("GET /v2/analytics/{domain}/conversations", s.handle(s.analyticsConversations))
 	t.add("GET /v2/analytics/{domain}/conversations/{threadId}", s.handle(s.analyticsTranscript))

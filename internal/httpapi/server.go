@@ -18,6 +18,7 @@ import (
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
@@ -75,6 +76,15 @@ type Deps struct {
 	// be checked; more are answered 503 without reading them. 0 means
 	// DefaultWebhookReads.
 	WebhookReads int
+	// Checks runs domains' answer checks (checkrun.Runner) and CheckRuns
+	// keeps the runs; nil answers the checks endpoints with 503.
+	Checks    CheckRunner
+	CheckRuns checkrun.Store
+	// CheckRunTimeout bounds one run of the checks endpoint, and
+	// CheckRunsPerDomain is how many runs of one domain it makes at once;
+	// 0 means DefaultCheckRunTimeout and DefaultCheckRunsPerDomain.
+	CheckRunTimeout    time.Duration
+	CheckRunsPerDomain int
 }
 
 // DefaultWebhookReads is how many webhooks are handled at once when Deps
@@ -107,6 +117,8 @@ type Server struct {
 	draining atomic.Bool
 	// webhookSlots holds a token for each webhook being handled.
 	webhookSlots chan struct{}
+	// checkRunSlots counts the check runs of each domain going on.
+	checkRunSlots domainSlots
 
 	// Long-lived streams have their own stop signals, apart from the
 	// requests' contexts: event streams end as soon as shutdown begins
