@@ -36,6 +36,7 @@ import (
 	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/trafficcheck"
 	"github.com/docsmith/docsmith/internal/websession"
 	"github.com/docsmith/docsmith/internal/widget"
 	"github.com/docsmith/docsmith/internal/workflowrun"
@@ -67,6 +68,11 @@ type Main struct {
 	// modelClient sends every model call of this server, the assistant's
 	// and the agent's, which share its idle connections.
 	modelClient *http.Client
+
+	// traffic keeps the answer checks found in the domains' traffic: the
+	// dashboard lists them, and a runner of checks asks them
+	// (checkrun.Config.Traffic).
+	traffic *trafficcheck.Service
 }
 
 // Start opens the store and begins serving and working. It returns once the
@@ -171,6 +177,7 @@ func (m *Main) Start(ctx context.Context) error {
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	assistantSvc := m.newAssistant(b, m.turns, registry)
 	stats := analytics.NewService(b.Analytics)
+	m.traffic = NewTrafficChecks(b, m.Now, m.Log)
 	ui, err := dashboard.New(dashboard.Deps{
 		Tenants:        tenants,
 		Jobs:           jobs,
@@ -181,6 +188,8 @@ func (m *Main) Start(ctx context.Context) error {
 		Log:            m.Log,
 		Now:            m.Now,
 		TrustedProxies: m.Config.TrustedProxies,
+		TrafficChecks:  m.traffic,
+		CheckRuns:      b.CheckRuns,
 	})
 	if err != nil {
 		_ = m.turns.Close(ctx)
