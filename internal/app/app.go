@@ -37,6 +37,7 @@ import (
 	"github.com/docsmith/docsmith/internal/mcpserver"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/trafficcheck"
 	"github.com/docsmith/docsmith/internal/websession"
 	"github.com/docsmith/docsmith/internal/widget"
 	"github.com/docsmith/docsmith/internal/workflowrun"
@@ -69,6 +70,11 @@ type Main struct {
 	// modelClient sends every model call of this server, the assistant's
 	// and the agent's, which share its idle connections.
 	modelClient *http.Client
+
+	// traffic keeps the answer checks found in the domains' traffic: the
+	// dashboard lists them, and a runner of checks asks them
+	// (checkrun.Config.Traffic).
+	traffic *trafficcheck.Service
 }
 
 // Start opens the store and begins serving and working. It returns once the
@@ -172,10 +178,11 @@ func (m *Main) Start(ctx context.Context) error {
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	assistantSvc := m.newAssistant(b, m.turns, registry)
+	stats := analytics.NewService(b.Analytics)
+	m.traffic = NewTrafficChecks(b, m.Now, m.Log)
 	// Answer checks ask the served index, and an index of a ref of their
 	// own; their questions are kept nowhere.
-	m.checks = NewCheckRunner(m.Config, git, b, m.modelConfig(), nil, m.LookupEnv, m.Log)
-	stats := analytics.NewService(b.Analytics)
+	m.checks = NewCheckRunner(m.Config, git, b, m.modelConfig(), m.traffic, m.LookupEnv, m.Log)
 	ui, err := dashboard.New(dashboard.Deps{
 		Tenants:        tenants,
 		Jobs:           jobs,
@@ -186,6 +193,8 @@ func (m *Main) Start(ctx context.Context) error {
 		Log:            m.Log,
 		Now:            m.Now,
 		TrustedProxies: m.Config.TrustedProxies,
+		TrafficChecks:  m.traffic,
+		CheckRuns:      b.CheckRuns,
 	})
 	if err != nil {
 		_ = m.turns.Close(ctx)

@@ -28,6 +28,7 @@ import (
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/trafficcheck"
 	"github.com/docsmith/docsmith/internal/websession"
 	"github.com/docsmith/docsmith/internal/workflowrun"
 )
@@ -94,8 +95,10 @@ type Backend struct {
 	// IndexStates keeps what is known of each domain's index: the commit
 	// it was built from, the branch head last seen, the last failure.
 	IndexStates freshness.Store
-	// CheckRuns keeps the runs of the domains' answer checks.
-	CheckRuns checkrun.Store
+	// TrafficChecks keeps the answer checks found in each domain's
+	// traffic; CheckRuns the runs of answer checks.
+	TrafficChecks trafficcheck.Store
+	CheckRuns     checkrun.Store
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -148,7 +151,7 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, local, local, b.memory, local, local, local
 		b.PageFeedback = local
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = local, local, local, local
-		b.CheckRuns = local
+		b.TrafficChecks, b.CheckRuns = local, local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
@@ -164,7 +167,7 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg, pg
 		b.PageFeedback = pg
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = pg, pg, pg, pg
-		b.CheckRuns = pg
+		b.TrafficChecks, b.CheckRuns = pg, pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

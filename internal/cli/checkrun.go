@@ -194,7 +194,7 @@ func localChecks(cfg config.Config, b *app.Backend, env Env) (checkRunner, check
 		CallTimeout:      cfg.Models.CallTimeout,
 		Log:              log,
 	}
-	return app.NewCheckRunner(cfg, git, b, models, nil, lookupEnv, log), b.CheckRuns, nil
+	return app.NewCheckRunner(cfg, git, b, models, app.NewTrafficChecks(b, nil, log), lookupEnv, log), b.CheckRuns, nil
 }
 
 // checkRenderers write a run as --format says.

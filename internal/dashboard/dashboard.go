@@ -25,6 +25,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/trafficcheck"
 	"github.com/docsmith/docsmith/internal/websession"
 )
 
@@ -57,6 +58,12 @@ type Deps struct {
 	// IndexStatus reads what is known of each domain's search index, for
 	// the settings page; nil leaves it out.
 	IndexStatus IndexStatusReader
+	// TrafficChecks keeps the answer checks found in the domains'
+	// traffic, for the checks page; nil leaves them out.
+	TrafficChecks *trafficcheck.Service
+	// CheckRuns reads the stored runs of answer checks, for the checks
+	// page and the regression notice of a domain's pages; nil shows none.
+	CheckRuns CheckRunReader
 }
 
 // IndexStatusReader reads a domain's index state (freshness.Service).
@@ -144,6 +151,11 @@ func (h *Handler) routes() *http.ServeMux {
 	m.HandleFunc("GET /ui/domains/{domain}/gaps", h.page(h.gapsPage))
 	m.HandleFunc("GET /ui/domains/{domain}/feedback", h.page(h.feedbackPage))
 	m.HandleFunc("GET /ui/domains/{domain}/export.csv", h.page(h.exportCSV))
+	m.HandleFunc("GET /ui/domains/{domain}/checks", h.page(h.checksPage))
+	m.HandleFunc("GET /ui/domains/{domain}/checks/runs/{runId}", h.page(h.checkRunPage))
+	m.HandleFunc("POST /ui/domains/{domain}/checks/{id}/pin", h.action(h.pinCheck))
+	m.HandleFunc("POST /ui/domains/{domain}/checks/{id}/drop", h.action(h.dropCheck))
+	m.HandleFunc("POST /ui/domains/{domain}/checks/{id}/edit", h.action(h.editCheck))
 
 	m.HandleFunc("GET /ui/settings", h.page(h.settingsPage))
 	m.HandleFunc("POST /ui/settings/keys", h.action(h.createKey))
@@ -287,7 +299,12 @@ func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request, name strin
 // flashes are the notices a redirect after an action may show, by code: a
 // link cannot make the dashboard show words of its own.
 var flashes = map[string]string{
-	"key-revoked": "The key was revoked; its sessions have ended.",
+	"key-revoked":    "The key was revoked; its sessions have ended.",
+	"check-pinned":   "The check is pinned: newer traffic will not replace it.",
+	"check-unpinned": "The check is no longer pinned.",
+	"check-dropped":  "The check is dropped: runs no longer ask it, and it will not be found in the traffic again.",
+	"check-restored": "The check is back: runs ask it again.",
+	"check-saved":    "The check is saved; the next run asks it as written.",
 }
 
 // layoutData is what every page's layout reads.
@@ -300,6 +317,9 @@ type layoutData struct {
 	Section  string // which nav item is current
 	Page     any
 	Flash    string
+	// Alert is the newest scheduled run of the page's domain that found
+	// regressions, nil when there is none.
+	Alert *regressionAlert
 }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, v *viewer, status int, name, title, section string, page any) error {
@@ -310,6 +330,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, v *viewer, stat
 	d := layoutData{Title: title, Section: section, Page: page, Flash: flashes[r.URL.Query().Get("flash")]}
 	if v != nil {
 		d.CSRF, d.OrgID, d.Projects, d.Domains = v.session.CSRF, v.session.OrgID, v.projects, v.domains
+		d.Alert = h.alertFor(r, section)
 	}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", d); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/trafficcheck"
 	"github.com/docsmith/docsmith/internal/websession"
 )
 
@@ -38,6 +39,8 @@ type fixture struct {
 	globexKey string
 	assistKey string
 	handler   *Handler
+	checks    *trafficcheck.Service
+	runs      *storedRuns
 }
 
 func (f *fixture) now() time.Time { return time.Unix(0, f.clock.Load()).UTC() }
@@ -79,6 +82,8 @@ func newFixture(t *testing.T, tls bool) *fixture {
 	_, f.assistKey, err = f.tenants.CreateKey(ctx, "acme", apikey.Assistant, "widget")
 	check(err)
 	f.jobs = agentjob.NewService(store, agentjob.NewHub(), f.now)
+	f.checks = trafficcheck.New(trafficcheck.Config{Store: store, Turns: store, Gaps: analytics.NewService(store), Now: f.now})
+	f.runs = &storedRuns{}
 	h, err := New(Deps{
 		Tenants:   f.tenants,
 		Jobs:      f.jobs,
@@ -88,6 +93,9 @@ func newFixture(t *testing.T, tls bool) *fixture {
 		Now:       f.now,
 		EventPoll: 20 * time.Millisecond,
 		Spend:     assistant.New(assistant.Config{Threads: store, Spend: store, Now: f.now, Budget: assistant.Budget{AnswersPerDay: 2000, TokensPerDay: 2_000_000}}),
+
+		TrafficChecks: f.checks,
+		CheckRuns:     f.runs,
 	})
 	check(err)
 	f.handler = h

@@ -75,4 +75,9 @@ var funcs = template.FuncMap{
 		}
 		return strings.ReplaceAll(s, "_", " ")
 	},
+	// Answer checks and their runs.
+	"expects": expectations,
+	"change":  changeWords,
+	"trigger": triggerWords,
+	"args":    func(v ...any) []any { return v },
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
+	"github.com/docsmith/docsmith/internal/trafficcheck"
 	"github.com/docsmith/docsmith/internal/websession"
 	"github.com/docsmith/docsmith/internal/workflowrun"
 )
@@ -48,6 +49,7 @@ type Store interface {
 	workflowrun.Store
 	freshness.Store
 	checkrun.Store
+	trafficcheck.Store
 	// CreateThread stores a thread with no turn yet, as fixtures need; the
 	// assistant stores a new thread with its first turn.
 	CreateThread(ctx context.Context, t assistant.Thread) error
@@ -110,6 +112,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, checkedCases()...)
 	cases = append(cases, indexStateCases()...)
 	cases = append(cases, checkRunCases()...)
+	cases = append(cases, trafficCheckCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
