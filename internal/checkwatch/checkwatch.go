@@ -111,19 +111,20 @@ func New(cfg Config) *Service {
 	return s
 }
 
-// Run looks for due domains at once and then every Tick until ctx ends,
-// then waits for the alerts still being sent (they end with ctx too).
+// Run looks for due domains every Tick until ctx ends, then waits for the
+// alerts still being sent (they end with ctx too). The first look is a
+// Tick after the start, once the served indexes have loaded.
 func (s *Service) Run(ctx context.Context) {
 	defer s.alerts.Wait()
 	t := time.NewTicker(s.cfg.Tick)
 	defer t.Stop()
 	for {
-		s.Tick(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		s.Tick(ctx)
 	}
 }
 
