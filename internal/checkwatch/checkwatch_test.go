@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -22,7 +23,9 @@ import (
 	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/checkwatch"
 	"github.com/docsmith/docsmith/internal/secretsource"
+	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
+	"github.com/docsmith/docsmith/internal/store/storetest"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -414,5 +417,59 @@ func TestScheduleRunFailure(t *testing.T) {
 	f.advance(time.Minute)
 	if stored := s.Tick(t.Context()); len(stored) != 1 {
 		t.Fatalf("not retried after RetryAfter: %+v", stored)
+	}
+}
+
+// TestScheduleReplicasPostgres: two replicas over one PostgreSQL database
+// tick at the same moments; each due run happens once.
+func TestScheduleReplicasPostgres(t *testing.T) {
+	t.Parallel()
+	url := storetest.PostgresURL(t)
+	ctx := t.Context()
+	open := func() *postgres.Store {
+		s, err := postgres.Open(ctx, url, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	first, second := open(), open()
+	svc := tenant.NewService(first, time.Now)
+	if _, err := svc.CreateOrg(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateProject(ctx, tenant.Project{ID: "docs", OrgID: "acme", RepoURL: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	runner := &scriptedRunner{pass: map[string][]string{}, all: map[string][]string{}}
+	for _, id := range []string{"help", "beta", "gamma"} {
+		if _, err := svc.CreateDomain(ctx, tenant.Domain{ID: id, OrgID: "acme", ProjectID: "docs"}); err != nil {
+			t.Fatal(err)
+		}
+		runner.all[id] = []string{"restore"}
+		runner.pass[id] = []string{"restore"}
+	}
+	runs := &memoryRuns{}
+	now := time.Date(2026, 3, 2, 6, 0, 0, 0, time.UTC)
+	replica := func(s *postgres.Store) *checkwatch.Service {
+		return checkwatch.New(checkwatch.Config{Domains: s, Runner: runner, Runs: runs, Schedule: s, Now: func() time.Time { return now }})
+	}
+	replicas := []*checkwatch.Service{replica(first), replica(second)}
+	for day := range 3 {
+		now = now.Add(time.Duration(day) * 24 * time.Hour)
+		var wg sync.WaitGroup
+		for _, r := range replicas {
+			wg.Go(func() { r.Tick(ctx) })
+		}
+		wg.Wait()
+		for _, id := range []string{"help", "beta", "gamma"} {
+			if n := runner.callsOf(id); n != day+1 {
+				t.Fatalf("day %d: %s ran %d times over the two replicas, want %d", day, id, n, day+1)
+			}
+		}
+	}
+	if n := runs.count(); n != 9 {
+		t.Fatalf("%d runs stored, want 9", n)
 	}
 }
