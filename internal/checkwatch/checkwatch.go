@@ -7,7 +7,6 @@ package checkwatch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -175,9 +174,6 @@ func (s *Service) Wait() { s.alerts.Wait() }
 // retry brings a failed domain's next run forward, and says so.
 func (s *Service) retry(ctx context.Context, domain string, every time.Duration, cause error) {
 	next := s.cfg.Now().Add(min(s.cfg.RetryAfter, every))
-	if errors.Is(cause, checkrun.ErrNotBuilt) {
-		next = s.cfg.Now().Add(every) // nothing to try again
-	}
 	s.cfg.Log.Warn("checks: scheduled run failed", "domain", domain, "next", next, "err", cause)
 	if err := s.cfg.Schedule.RetryCheckRun(context.WithoutCancel(ctx), domain, next); err != nil {
 		s.cfg.Log.Warn("checks: rescheduling the failed run failed", "domain", domain, "err", err)
