@@ -295,6 +295,10 @@ func (m *Main) Start(ctx context.Context) error {
 		// And polls the domains' branches: of two replicas that both see a
 		// move, the second build finds the pages unchanged.
 		m.wg.Go(func() { m.fresh.Run(poolCtx) })
+		// And runs the domains' answer checks on their schedules: each
+		// due run is claimed in the database, so one replica runs it.
+		watch := m.newCheckWatch(b, m.checks, registry)
+		m.wg.Go(func() { watch.Run(poolCtx) })
 	}
 	if demo != nil {
 		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)

@@ -53,6 +53,8 @@ Usage:
                          [--reader-secret-env VAR | --reader-secret-file PATH]
                          [--answers-per-day N] [--tokens-per-day N] [--proof-of-work] [--mcp-public]
                          [--grounding mark|strict] [--synonyms "teamspace=workspace;sign in=log in"]
+                         [--checks-every daily|hourly|weekly|6h|off] [--alert-webhook-url URL
+                          --alert-webhook-secret-env VAR | --alert-webhook-secret-file PATH]
   docsmith domain update --domain DOMAIN [any flag of domain create]   change only the flags given
   docsmith domain list [--org ORG]
   docsmith domain status DOMAIN                                    the domain's index: commit, head, lag, last error
@@ -569,6 +571,10 @@ func domainFlags(fs *flag.FlagSet, d *tenant.Domain, origins *stringList, answer
 		d.Settings.Synonyms = groups
 		return err
 	})
+	fs.StringVar(&d.Settings.ChecksEvery, "checks-every", "", "how often the answer checks run against the served index: hourly, daily (the default), weekly, a duration such as 6h, or off")
+	fs.StringVar(&d.Settings.AlertWebhookURL, "alert-webhook-url", "", "https:// URL (a Slack incoming webhook, say) that a scheduled run's regressions are posted to, signed")
+	fs.StringVar(&d.Settings.AlertWebhookSecretEnv, "alert-webhook-secret-env", "", "environment variable that holds the secret signing the alerts")
+	fs.StringVar(&d.Settings.AlertWebhookSecretFile, "alert-webhook-secret-file", "", "file that holds the secret signing the alerts")
 }
 
 func domainCreate(ctx context.Context, args []string, env Env) error {
@@ -684,6 +690,14 @@ var domainFields = map[string]func(dst *tenant.Domain, src tenant.Domain){
 	"mcp-public":         func(d *tenant.Domain, s tenant.Domain) { d.Settings.MCPPublic = s.Settings.MCPPublic },
 	"grounding":          func(d *tenant.Domain, s tenant.Domain) { d.Settings.Grounding = s.Settings.Grounding },
 	"synonyms":           func(d *tenant.Domain, s tenant.Domain) { d.Settings.Synonyms = s.Settings.Synonyms },
+	"checks-every":       func(d *tenant.Domain, s tenant.Domain) { d.Settings.ChecksEvery = s.Settings.ChecksEvery },
+	"alert-webhook-url":  func(d *tenant.Domain, s tenant.Domain) { d.Settings.AlertWebhookURL = s.Settings.AlertWebhookURL },
+	"alert-webhook-secret-env": func(d *tenant.Domain, s tenant.Domain) {
+		d.Settings.AlertWebhookSecretEnv = s.Settings.AlertWebhookSecretEnv
+	},
+	"alert-webhook-secret-file": func(d *tenant.Domain, s tenant.Domain) {
+		d.Settings.AlertWebhookSecretFile = s.Settings.AlertWebhookSecretFile
+	},
 }
 
 func domainList(ctx context.Context, args []string, env Env) error {

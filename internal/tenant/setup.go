@@ -85,6 +85,14 @@ type SetupDomain struct {
 	// Synonyms are groups of words that mean the same in the docs:
 	// [[teamspace, workspace], [sign in, log in]].
 	Synonyms [][]string `yaml:"synonyms"`
+	// ChecksEvery is how often the answer checks run: hourly, daily (the
+	// default), weekly, a duration such as 6h, or off.
+	ChecksEvery string `yaml:"checks_every"`
+	// The alert webhook, and its signing secret named like the reader
+	// token secret.
+	AlertWebhookURL        string `yaml:"alert_webhook_url"`
+	AlertWebhookSecretEnv  string `yaml:"alert_webhook_secret_env"`
+	AlertWebhookSecretFile string `yaml:"alert_webhook_secret_file"`
 }
 
 // Domain is the domain the entry describes, in organization orgID.
@@ -93,7 +101,8 @@ func (sd SetupDomain) Domain(orgID string) Domain {
 		AllowedOrigins: sd.AllowedOrigins, FinishThreadID: sd.FinishThreadID == nil || *sd.FinishThreadID,
 		Settings: DomainSettings{ReaderSecretEnv: sd.ReaderSecretEnv, ReaderSecretFile: sd.ReaderSecretFile,
 			AnswersPerDay: sd.AnswersPerDay, TokensPerDay: sd.TokensPerDay, ProofOfWork: sd.ProofOfWork, MCPPublic: sd.MCPPublic, Grounding: sd.Grounding,
-			Synonyms: sd.Synonyms}}
+			Synonyms: sd.Synonyms, ChecksEvery: sd.ChecksEvery,
+			AlertWebhookURL: sd.AlertWebhookURL, AlertWebhookSecretEnv: sd.AlertWebhookSecretEnv, AlertWebhookSecretFile: sd.AlertWebhookSecretFile}}
 }
 
 // SetupKey is a key to create once, identified by its name.
@@ -316,6 +325,9 @@ func (s *Service) Apply(ctx context.Context, setup Setup) (ApplyResult, error) {
 		for j, sd := range o.Domains {
 			d := sd.Domain(o.ID)
 			if err := CheckReaderSecret(d, "reader_secret_env", "reader_secret_file"); err != nil {
+				return res, fmt.Errorf("%s.domains[%d] (%s): %w", where, j, sd.ID, err)
+			}
+			if err := CheckChecksSchedule(d.Settings, "checks_every", "alert_webhook_url", "alert_webhook_secret_env", "alert_webhook_secret_file"); err != nil {
 				return res, fmt.Errorf("%s.domains[%d] (%s): %w", where, j, sd.ID, err)
 			}
 			change, err := s.applyDomain(ctx, d)

@@ -107,6 +107,17 @@ type DomainSettings struct {
 	// domain's docs, searched besides the built-in ones (see
 	// CheckSynonyms).
 	Synonyms [][]string `json:"synonyms,omitempty"`
+	// ChecksEvery is how often the domain's answer checks run against the
+	// served index: "" (daily), "hourly", "daily", "weekly", a duration
+	// such as "6h", or "off" (see ChecksInterval).
+	ChecksEvery string `json:"checks_every,omitempty"`
+	// AlertWebhookURL receives a signed JSON alert when a scheduled run
+	// finds checks that passed before and fail now; the secret that
+	// signs it lives in the variable or the file the next two name (never
+	// stored).
+	AlertWebhookURL        string `json:"alert_webhook_url,omitempty"`
+	AlertWebhookSecretEnv  string `json:"alert_webhook_secret_env,omitempty"`
+	AlertWebhookSecretFile string `json:"alert_webhook_secret_file,omitempty"`
 }
 
 // Grounding modes of a domain (DomainSettings.Grounding).
@@ -390,6 +401,9 @@ func (d *Domain) Normalize() error {
 		return err
 	}
 	if err := CheckSynonyms(&d.Settings); err != nil {
+		return err
+	}
+	if err := CheckChecksSchedule(d.Settings, "--checks-every", "--alert-webhook-url", "--alert-webhook-secret-env", "--alert-webhook-secret-file"); err != nil {
 		return err
 	}
 	return CheckBudget(d.Settings)

@@ -24,6 +24,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/checkrun"
+	"github.com/docsmith/docsmith/internal/checkwatch"
 	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
@@ -50,6 +51,7 @@ type Store interface {
 	freshness.Store
 	checkrun.Store
 	trafficcheck.Store
+	checkwatch.ScheduleStore
 	// CreateThread stores a thread with no turn yet, as fixtures need; the
 	// assistant stores a new thread with its first turn.
 	CreateThread(ctx context.Context, t assistant.Thread) error
@@ -113,6 +115,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, indexStateCases()...)
 	cases = append(cases, checkRunCases()...)
 	cases = append(cases, trafficCheckCases()...)
+	cases = append(cases, checkScheduleCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}

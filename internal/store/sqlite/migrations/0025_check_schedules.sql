@@ -1,0 +1,9 @@
+-- When each domain's answer checks run next on their schedule. Claiming a
+-- due run moves next_run_at on in the same statement, so of several
+-- processes that find it due, one runs it. every_us is the interval the
+-- run was scheduled with: a domain whose interval changed is due at once.
+CREATE TABLE check_schedules (
+    domain_id   TEXT PRIMARY KEY REFERENCES domains(id),
+    next_run_at INTEGER NOT NULL, -- micros
+    every_us    INTEGER NOT NULL
+) WITHOUT ROWID;
