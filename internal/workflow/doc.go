@@ -1,8 +1,8 @@
 // Package workflow reads agent workflows from a docs repository, decides
 // when scheduled ones are due, verifies forge push and pull request
-// webhooks and matches
-// pushes to the workflows they start. It holds no state and starts
-// nothing itself: callers store slots and deliveries and start the jobs.
+// webhooks and matches pushes to the workflows they start. It holds no
+// state and starts nothing itself: callers store slots and deliveries and
+// start the jobs.
 //
 // # Workflow files
 //
