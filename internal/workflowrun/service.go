@@ -57,7 +57,7 @@ type Config struct {
 	// fork.
 	PullRequests PullRequests
 	Log          *slog.Logger
-	Now        func() time.Time
+	Now          func() time.Time
 }
 
 // PullRequests queues the answer checks of pull request heads
