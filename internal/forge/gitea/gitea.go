@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "code.gitea.io/sdk/gitea"
 
@@ -38,6 +39,9 @@ type Forge struct {
 	owner, repo string
 	d           forgeapi.Describer
 	log         *slog.Logger
+
+	mu   sync.Mutex // guards meID
+	meID int64      // the token's user, once learnt
 }
 
 // New returns the forge for cfg.RepoURL. cfg.APIBaseURL is required: the
@@ -273,12 +277,130 @@ func (f *Forge) fail(ctx context.Context, call forgeapi.Call, resp *sdk.Response
 	return f.d.Fail(ctx, call, r, err)
 }
 
-// SetStatus is not implemented yet.
-func (f *Forge) SetStatus(context.Context, string, forgeapi.CommitStatus) error {
-	return forgeapi.ErrNotImplemented
+// maxComment bounds a comment's length, in characters. Gitea and Forgejo
+// set no limit; this is GitLab's, so that a runaway body is never sent.
+const maxComment = 1_000_000
+
+// SetStatus sets the commit status named st.Context of commit sha.
+func (f *Forge) SetStatus(ctx context.Context, sha string, st forgeapi.CommitStatus) error {
+	sha, st, err := forgeapi.PrepareStatus(sha, st)
+	if err != nil {
+		return fmt.Errorf("gitea: set status: %w", err)
+	}
+	c, err := f.client(ctx)
+	if err != nil {
+		return err
+	}
+	call := forgeapi.Call{
+		Method:   http.MethodPost,
+		Path:     f.path("/statuses/%s", sha),
+		NotFound: fmt.Sprintf("check that commit %s was pushed to %s/%s and that %s may set its statuses", sha, f.owner, f.repo, f.d.Token()),
+	}
+	_, resp, err := c.CreateStatus(f.owner, f.repo, sha, sdk.CreateStatusOption{
+		State:       sdk.StatusState(st.State),
+		TargetURL:   st.TargetURL,
+		Description: st.Description,
+		Context:     st.Context,
+	})
+	if err != nil {
+		return f.fail(ctx, call, resp, err)
+	}
+	return nil
 }
 
-// UpsertComment is not implemented yet.
-func (f *Forge) UpsertComment(context.Context, int, string, string) error {
-	return forgeapi.ErrNotImplemented
+// UpsertComment keeps one comment of pull request number up to date: it
+// edits the newest of the token's user's comments that holds marker, or
+// adds body when there is none. When the token may not read its own user
+// (a token without the read:user scope), a comment of any author that holds
+// the marker is taken.
+func (f *Forge) UpsertComment(ctx context.Context, number int, marker, body string) error {
+	if err := forgeapi.CheckComment(number, marker, body, maxComment, "Gitea"); err != nil {
+		return fmt.Errorf("gitea: upsert comment on #%d: %w", number, err)
+	}
+	c, err := f.client(ctx)
+	if err != nil {
+		return err
+	}
+	me, err := f.me(ctx, c)
+	if err != nil {
+		return err
+	}
+	done, err := forgeapi.Upsert{
+		Me: me,
+		List: func(ctx context.Context, page int) ([]forgeapi.Comment, int, error) {
+			return f.comments(ctx, c, number, page)
+		},
+		Edit: func(ctx context.Context, id int64, body string) error {
+			call := forgeapi.Call{Method: http.MethodPatch, Path: f.path("/issues/comments/%d", id),
+				NotFound: fmt.Sprintf("comment %d of pull request #%d was deleted meanwhile: try again", id, number)}
+			if _, resp, err := c.EditIssueComment(f.owner, f.repo, id, sdk.EditIssueCommentOption{Body: body}); err != nil {
+				return f.fail(ctx, call, resp, err)
+			}
+			return nil
+		},
+		Create: func(ctx context.Context, body string) error { return f.Comment(ctx, number, body) },
+		Log:    f.log.With("number", number),
+	}.Run(ctx, marker, body)
+	if err != nil {
+		return err
+	}
+	f.log.InfoContext(ctx, "pull request comment kept up to date", "number", number, "comment", done)
+	return nil
+}
+
+// comments returns page of the comments of pull request number, oldest
+// first, and the next page. Gitea 1.26 answers with every comment whatever
+// page is asked for, and no next page; a server that pages sends a Link
+// header, which the SDK reads.
+func (f *Forge) comments(ctx context.Context, c *sdk.Client, number, page int) ([]forgeapi.Comment, int, error) {
+	call := forgeapi.Call{
+		Method:   http.MethodGet,
+		Path:     f.path("/issues/%d/comments?page=%d&limit=%d", number, page, forgeapi.CommentPageSize),
+		NotFound: f.notFound(number),
+	}
+	list, resp, err := c.ListIssueComments(f.owner, f.repo, int64(number), sdk.ListIssueCommentOptions{
+		ListOptions: sdk.ListOptions{Page: page, PageSize: forgeapi.CommentPageSize},
+	})
+	if err != nil {
+		return nil, 0, f.fail(ctx, call, resp, err)
+	}
+	out := make([]forgeapi.Comment, 0, len(list))
+	for _, cm := range list {
+		if cm == nil {
+			continue
+		}
+		var author int64
+		if cm.Poster != nil {
+			author = cm.Poster.ID
+		}
+		out = append(out, forgeapi.Comment{ID: cm.ID, AuthorID: author, Body: cm.Body})
+	}
+	next := 0
+	if resp != nil && resp.NextPage > page {
+		next = resp.NextPage
+	}
+	return out, next, nil
+}
+
+// me returns the id of the token's user, learnt once, or 0 when the server
+// will not say (403: a token without the read:user scope).
+func (f *Forge) me(ctx context.Context, c *sdk.Client) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.meID != 0 {
+		return f.meID, nil
+	}
+	call := forgeapi.Call{Method: http.MethodGet, Path: "/user"}
+	u, resp, err := c.GetMyUserInfo()
+	switch {
+	case err != nil && status(resp) == http.StatusForbidden:
+		f.log.InfoContext(ctx, "the token may not read its own user; a comment of any author that holds the marker is kept up to date")
+		return 0, nil
+	case err != nil:
+		return 0, f.fail(ctx, call, resp, err)
+	case u == nil || u.ID == 0:
+		return 0, f.d.BadReply(call, status(resp), "the reply names no user id")
+	}
+	f.meID = u.ID
+	return f.meID, nil
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	gh "github.com/google/go-github/v89/github"
 
@@ -24,6 +25,9 @@ type Forge struct {
 	owner, repo string
 	d           forgeapi.Describer
 	log         *slog.Logger
+
+	mu   sync.Mutex // guards meID
+	meID int64      // the token's user, once learnt
 }
 
 // New returns the forge for cfg.RepoURL. cfg.APIBaseURL is the REST root,
@@ -224,12 +228,112 @@ func (f *Forge) fail(ctx context.Context, call forgeapi.Call, resp *gh.Response,
 	return f.d.Fail(ctx, call, r, err)
 }
 
-// SetStatus is not implemented yet.
-func (f *Forge) SetStatus(context.Context, string, forgeapi.CommitStatus) error {
-	return forgeapi.ErrNotImplemented
+// maxComment is the longest comment GitHub takes, in characters.
+const maxComment = 65536
+
+// SetStatus sets the commit status named st.Context of commit sha.
+func (f *Forge) SetStatus(ctx context.Context, sha string, st forgeapi.CommitStatus) error {
+	sha, st, err := forgeapi.PrepareStatus(sha, st)
+	if err != nil {
+		return fmt.Errorf("github: set status: %w", err)
+	}
+	call := forgeapi.Call{
+		Method:   http.MethodPost,
+		Path:     f.path("/statuses/%s", sha),
+		NotFound: fmt.Sprintf("check that commit %s was pushed to %s/%s and that %s may set its statuses", sha, f.owner, f.repo, f.d.Token()),
+	}
+	repoStatus := gh.RepoStatus{State: &st.State, Context: &st.Context}
+	if st.Description != "" {
+		repoStatus.Description = &st.Description
+	}
+	if st.TargetURL != "" {
+		repoStatus.TargetURL = &st.TargetURL
+	}
+	if _, resp, err := f.client.Repositories.CreateStatus(ctx, f.owner, f.repo, sha, repoStatus); err != nil {
+		return f.fail(ctx, call, resp, err)
+	}
+	return nil
 }
 
-// UpsertComment is not implemented yet.
-func (f *Forge) UpsertComment(context.Context, int, string, string) error {
-	return forgeapi.ErrNotImplemented
+// UpsertComment keeps one comment of pull request number up to date: it
+// edits the newest of the token's user's comments that holds marker, or
+// adds body when there is none. When the token may not read its own user
+// (a GitHub App's installation token), a comment of any author that holds
+// the marker is taken.
+func (f *Forge) UpsertComment(ctx context.Context, number int, marker, body string) error {
+	if err := forgeapi.CheckComment(number, marker, body, maxComment, "GitHub"); err != nil {
+		return fmt.Errorf("github: upsert comment on #%d: %w", number, err)
+	}
+	me, err := f.me(ctx)
+	if err != nil {
+		return err
+	}
+	done, err := forgeapi.Upsert{
+		Me: me,
+		List: func(ctx context.Context, page int) ([]forgeapi.Comment, int, error) {
+			return f.comments(ctx, number, page)
+		},
+		Edit: func(ctx context.Context, id int64, body string) error {
+			call := forgeapi.Call{Method: http.MethodPatch, Path: f.path("/issues/comments/%d", id),
+				NotFound: fmt.Sprintf("comment %d of pull request #%d was deleted meanwhile: try again", id, number)}
+			if _, resp, err := f.client.Issues.EditComment(ctx, f.owner, f.repo, id, &gh.IssueComment{Body: &body}); err != nil {
+				return f.fail(ctx, call, resp, err)
+			}
+			return nil
+		},
+		Create: func(ctx context.Context, body string) error { return f.Comment(ctx, number, body) },
+		Log:    f.log.With("number", number),
+	}.Run(ctx, marker, body)
+	if err != nil {
+		return err
+	}
+	f.log.InfoContext(ctx, "pull request comment kept up to date", "number", number, "comment", done)
+	return nil
+}
+
+// comments returns page of the comments of pull request number, oldest
+// first, and the next page.
+func (f *Forge) comments(ctx context.Context, number, page int) ([]forgeapi.Comment, int, error) {
+	call := forgeapi.Call{Method: http.MethodGet, Path: f.path("/issues/%d/comments?page=%d&per_page=%d", number, page, forgeapi.CommentPageSize), NotFound: f.notFound(number)}
+	list, resp, err := f.client.Issues.ListComments(ctx, f.owner, f.repo, number, &gh.IssueListCommentsOptions{
+		ListOptions: gh.ListOptions{Page: page, PerPage: forgeapi.CommentPageSize},
+	})
+	if err != nil {
+		return nil, 0, f.fail(ctx, call, resp, err)
+	}
+	out := make([]forgeapi.Comment, 0, len(list))
+	for _, c := range list {
+		if c == nil {
+			continue
+		}
+		out = append(out, forgeapi.Comment{ID: c.GetID(), AuthorID: c.GetUser().GetID(), Body: c.GetBody()})
+	}
+	return out, resp.NextPage, nil
+}
+
+// me returns the id of the token's user, learnt once, or 0 when GitHub will
+// not say (403 that is no rate limit: an installation token of a GitHub App).
+func (f *Forge) me(ctx context.Context) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.meID != 0 {
+		return f.meID, nil
+	}
+	call := forgeapi.Call{Method: http.MethodGet, Path: "/user"}
+	u, resp, err := f.client.Users.Get(ctx, "")
+	var (
+		rl *gh.RateLimitError
+		ab *gh.AbuseRateLimitError
+	)
+	switch {
+	case err != nil && status(resp) == http.StatusForbidden && !errors.As(err, &rl) && !errors.As(err, &ab):
+		f.log.InfoContext(ctx, "the token may not read its own user; a comment of any author that holds the marker is kept up to date")
+		return 0, nil
+	case err != nil:
+		return 0, f.fail(ctx, call, resp, err)
+	case u.GetID() == 0:
+		return 0, f.d.BadReply(call, status(resp), "the reply names no user id")
+	}
+	f.meID = u.GetID()
+	return f.meID, nil
 }

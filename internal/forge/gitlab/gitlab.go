@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	gl "gitlab.com/gitlab-org/api/client-go/v2"
 
@@ -24,6 +25,9 @@ type Forge struct {
 	project string // the project path, namespace/name
 	d       forgeapi.Describer
 	log     *slog.Logger
+
+	mu   sync.Mutex // guards meID
+	meID int64      // the token's user, once learnt
 }
 
 // New returns the forge for cfg.RepoURL. cfg.APIBaseURL is required, e.g.
@@ -273,12 +277,131 @@ func flatten(v any) string {
 	return ""
 }
 
-// SetStatus is not implemented yet.
-func (f *Forge) SetStatus(context.Context, string, forgeapi.CommitStatus) error {
-	return forgeapi.ErrNotImplemented
+// maxComment is the longest note GitLab takes, in characters.
+const maxComment = 1_000_000
+
+// SetStatus sets the commit status named st.Context (GitLab's name) of
+// commit sha. GitLab knows no "error": it and "failure" are sent as failed.
+// GitLab refuses to set a pending status pending again; that is taken as
+// done, so that a repeated call does not fail.
+func (f *Forge) SetStatus(ctx context.Context, sha string, st forgeapi.CommitStatus) error {
+	sha, st, err := forgeapi.PrepareStatus(sha, st)
+	if err != nil {
+		return fmt.Errorf("gitlab: set status: %w", err)
+	}
+	state := gl.BuildStateValue(st.State)
+	if st.State == forgeapi.StatusFailure || st.State == forgeapi.StatusError {
+		state = gl.Failed
+	}
+	opts := &gl.SetCommitStatusOptions{State: state, Name: gl.Ptr(st.Context)}
+	if st.Description != "" {
+		opts.Description = gl.Ptr(st.Description)
+	}
+	if st.TargetURL != "" {
+		opts.TargetURL = gl.Ptr(st.TargetURL)
+	}
+	call := forgeapi.Call{
+		Method:   http.MethodPost,
+		Path:     f.path("/statuses/%s", sha),
+		NotFound: fmt.Sprintf("check that commit %s was pushed to %s and that %s may set its statuses", sha, f.project, f.d.Token()),
+	}
+	_, resp, err := f.client.Commits.SetCommitStatus(f.project, sha, opts, gl.WithContext(ctx))
+	if err != nil {
+		ferr := f.fail(ctx, call, resp, err)
+		var fe *forgeapi.Error
+		if state == gl.Pending && status(resp) == http.StatusBadRequest && errors.As(ferr, &fe) &&
+			strings.Contains(fe.Message, "Cannot transition status via :enqueue from :pending") {
+			f.log.InfoContext(ctx, "commit status already pending", "sha", sha, "name", st.Context)
+			return nil
+		}
+		return ferr
+	}
+	return nil
 }
 
-// UpsertComment is not implemented yet.
-func (f *Forge) UpsertComment(context.Context, int, string, string) error {
-	return forgeapi.ErrNotImplemented
+// UpsertComment keeps one note of merge request number (its iid) up to
+// date: it edits the newest of the token's user's notes that holds marker,
+// or adds body when there is none. When the token may not read its own
+// user, a note of any author that holds the marker is taken.
+func (f *Forge) UpsertComment(ctx context.Context, number int, marker, body string) error {
+	if err := forgeapi.CheckComment(number, marker, body, maxComment, "GitLab"); err != nil {
+		return fmt.Errorf("gitlab: upsert note on !%d: %w", number, err)
+	}
+	me, err := f.me(ctx)
+	if err != nil {
+		return err
+	}
+	done, err := forgeapi.Upsert{
+		Me:          me,
+		NewestFirst: true,
+		List: func(ctx context.Context, page int) ([]forgeapi.Comment, int, error) {
+			return f.notes(ctx, number, page)
+		},
+		Edit: func(ctx context.Context, id int64, body string) error {
+			call := forgeapi.Call{Method: http.MethodPut, Path: f.path("/merge_requests/%d/notes/%d", number, id),
+				NotFound: fmt.Sprintf("note %d of merge request !%d was deleted meanwhile: try again", id, number)}
+			_, resp, err := f.client.Notes.UpdateMergeRequestNote(f.project, int64(number), id,
+				&gl.UpdateMergeRequestNoteOptions{Body: gl.Ptr(body)}, gl.WithContext(ctx))
+			if err != nil {
+				return f.fail(ctx, call, resp, err)
+			}
+			return nil
+		},
+		Create: func(ctx context.Context, body string) error { return f.Comment(ctx, number, body) },
+		Log:    f.log.With("number", number),
+	}.Run(ctx, marker, body)
+	if err != nil {
+		return err
+	}
+	f.log.InfoContext(ctx, "merge request note kept up to date", "number", number, "note", done)
+	return nil
+}
+
+// notes returns page of the notes of merge request number, newest first,
+// without GitLab's system notes, and the next page.
+func (f *Forge) notes(ctx context.Context, number, page int) ([]forgeapi.Comment, int, error) {
+	call := forgeapi.Call{
+		Method:   http.MethodGet,
+		Path:     f.path("/merge_requests/%d/notes?order_by=created_at&sort=desc&page=%d&per_page=%d", number, page, forgeapi.CommentPageSize),
+		NotFound: f.notFound(number),
+	}
+	list, resp, err := f.client.Notes.ListMergeRequestNotes(f.project, int64(number), &gl.ListMergeRequestNotesOptions{
+		ListOptions: gl.ListOptions{Page: int64(page), PerPage: forgeapi.CommentPageSize},
+		OrderBy:     gl.Ptr("created_at"),
+		Sort:        gl.Ptr("desc"),
+	}, gl.WithContext(ctx))
+	if err != nil {
+		return nil, 0, f.fail(ctx, call, resp, err)
+	}
+	out := make([]forgeapi.Comment, 0, len(list))
+	for _, n := range list {
+		if n == nil || n.System {
+			continue
+		}
+		out = append(out, forgeapi.Comment{ID: n.ID, AuthorID: n.Author.ID, Body: n.Body})
+	}
+	return out, int(resp.NextPage), nil
+}
+
+// me returns the id of the token's user, learnt once, or 0 when GitLab will
+// not say (403).
+func (f *Forge) me(ctx context.Context) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.meID != 0 {
+		return f.meID, nil
+	}
+	call := forgeapi.Call{Method: http.MethodGet, Path: "/user"}
+	u, resp, err := f.client.Users.CurrentUser(gl.WithContext(ctx))
+	switch {
+	case err != nil && status(resp) == http.StatusForbidden:
+		f.log.InfoContext(ctx, "the token may not read its own user; a note of any author that holds the marker is kept up to date")
+		return 0, nil
+	case err != nil:
+		return 0, f.fail(ctx, call, resp, err)
+	case u == nil || u.ID == 0:
+		return 0, f.d.BadReply(call, status(resp), "the reply names no user id")
+	}
+	f.meID = u.ID
+	return f.meID, nil
 }
