@@ -8,7 +8,6 @@ package checkrun
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/answercheck"
@@ -61,16 +60,4 @@ type Store interface {
 // asks (pinned or not, never those the team dropped).
 type TrafficChecks interface {
 	ActiveChecks(ctx context.Context, domain string) ([]answercheck.Check, error)
-}
-
-// Runner runs checks.
-type Runner struct{}
-
-// ErrNotBuilt is returned until the runner is built.
-var ErrNotBuilt = errors.New("checkrun: not built yet")
-
-// Run runs the domain's checks as req says and returns the report. It does
-// not store it.
-func (r *Runner) Run(ctx context.Context, req Request) (answercheck.Report, error) {
-	return answercheck.Report{}, ErrNotBuilt
 }

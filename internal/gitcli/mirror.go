@@ -202,7 +202,7 @@ func (m *Mirror) atTip(ctx context.Context, branch string, creds *Credentials, r
 	if m.lock == nil {
 		return "", fmt.Errorf("mirror: %w: closed", ErrInvalidArgument)
 	}
-	if err := ValidateRef(branch); err != nil {
+	if err := ValidateFetchRef(branch); err != nil {
 		return "", fmt.Errorf("mirror: branch: %w", err)
 	}
 	if err := creds.validate(); err != nil {
@@ -231,15 +231,16 @@ func (m *Mirror) atTip(ctx context.Context, branch string, creds *Credentials, r
 	return commit, nil
 }
 
-// fetch brings refs/heads/branch of the mirror to the remote's tip, making
-// the mirror first if there is none, and returns the tip's commit id.
+// fetch brings refs/heads/branch of the mirror (or the full ref branch
+// names, see ValidateFetchRef) to the remote's tip, making the mirror
+// first if there is none, and returns the tip's commit id.
 func (m *Mirror) fetch(ctx context.Context, branch string, creds *Credentials) (string, error) {
 	if _, err := os.Stat(filepath.Join(m.Dir, "HEAD")); errors.Is(err, os.ErrNotExist) {
 		if err := m.create(ctx); err != nil {
 			return "", err
 		}
 	}
-	ref := "refs/heads/" + branch
+	ref := fetchedRef(branch)
 	c := gitCommand("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc", "--depth=1").
 		paths(m.remote.url, "+"+ref+":"+ref)
 	if _, err := m.run(ctx, c, invocation{remote: &m.remote, creds: creds}); err != nil {

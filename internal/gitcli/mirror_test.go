@@ -404,3 +404,43 @@ func TestMirrorReadBranch(t *testing.T) {
 		t.Errorf("the damaged mirror was not logged as made again")
 	}
 }
+
+// TestMirrorReadsPullRequestRefs: a pull request's head, kept by the forge
+// under refs/pull/N/head or refs/merge-requests/N/head (no branch of the
+// repository), is read as a branch is; any other full ref is refused
+// before git runs.
+func TestMirrorReadsPullRequestRefs(t *testing.T) {
+	t.Parallel()
+	w := setup(t)
+	w.human("main", "proposal", func(dir string) {
+		writeFile(t, dir, "docs/proposal.mdx", "# Proposal\n")
+	})
+	proposal := w.fixGit(w.root, "--git-dir="+w.remote, "rev-parse", "refs/heads/main")
+	w.fixGit(w.root, "--git-dir="+w.remote, "update-ref", "refs/pull/7/head", proposal)
+	w.fixGit(w.root, "--git-dir="+w.remote, "update-ref", "refs/merge-requests/12/head", proposal)
+	w.fixGit(w.root, "--git-dir="+w.remote, "update-ref", "refs/heads/main", proposal+"~1")
+
+	mirrors := filepath.Join(w.root, "mirrors")
+	for _, ref := range []string{"refs/pull/7/head", "refs/merge-requests/12/head"} {
+		commit, dir, err := w.readMirror(w.git, mirrors, ref, nil, nil)
+		if err != nil {
+			t.Fatalf("read %s: %v", ref, err)
+		}
+		if commit != proposal {
+			t.Fatalf("%s: commit = %s, want %s", ref, commit, proposal)
+		}
+		if got := readText(t, dir, "docs/proposal.mdx"); got != "# Proposal\n" {
+			t.Fatalf("%s: proposal = %q", ref, got)
+		}
+	}
+	commit, _, err := w.readMirror(w.git, mirrors, "refs/heads/main", nil, nil)
+	if err != nil || commit == proposal {
+		t.Fatalf("refs/heads/main = %s, %v; want the branch without the proposal", commit, err)
+	}
+
+	for _, ref := range []string{"refs/pull/7/merge", "refs/pull/07/head", "refs/pull/x/head", "refs/tags/v1", "refs/heads/-x", "refs/remotes/origin/main", "refs/merge-requests/1/head/../x"} {
+		if _, _, err := w.readMirror(w.git, mirrors, ref, nil, nil); !errors.Is(err, gitcli.ErrInvalidArgument) {
+			t.Errorf("read %s = %v, want ErrInvalidArgument", ref, err)
+		}
+	}
+}

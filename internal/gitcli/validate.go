@@ -23,6 +23,56 @@ func ValidateRef(name string) error {
 	return invalid("ref", name, why)
 }
 
+// ValidateFetchRef reports whether name is a ref a mirror may read: a
+// branch name (see ValidateRef), or one of the full refs forges keep a
+// pull request's head under: refs/heads/BRANCH, refs/pull/N/head (GitHub,
+// Gitea, Forgejo) and refs/merge-requests/N/head (GitLab). Any other name
+// starting with "refs/" is refused.
+func ValidateFetchRef(name string) error {
+	if !strings.HasPrefix(name, "refs/") {
+		return ValidateRef(name)
+	}
+	if branch, ok := strings.CutPrefix(name, "refs/heads/"); ok {
+		if err := ValidateRef(branch); err != nil {
+			return invalid("ref", name, "names a branch that "+refProblem(branch))
+		}
+		return nil
+	}
+	for _, prefix := range []string{"refs/pull/", "refs/merge-requests/"} {
+		if number, ok := strings.CutPrefix(name, prefix); ok {
+			number, ok = strings.CutSuffix(number, "/head")
+			if ok && pullNumber(number) {
+				return nil
+			}
+			return invalid("ref", name, "must be "+prefix+"NUMBER/head")
+		}
+	}
+	return invalid("ref", name, "is not a branch, refs/heads/BRANCH, refs/pull/N/head or refs/merge-requests/N/head")
+}
+
+// pullNumber reports whether s is a pull request's number: 1 to 9 digits,
+// no leading zero.
+func pullNumber(s string) bool {
+	if s == "" || len(s) > 9 || s[0] == '0' {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// fetchedRef is the ref a mirror keeps a validated name under: a branch
+// under refs/heads/, a full ref under its own name.
+func fetchedRef(name string) string {
+	if strings.HasPrefix(name, "refs/") {
+		return name
+	}
+	return "refs/heads/" + name
+}
+
 func refProblem(name string) string {
 	switch {
 	case name == "":

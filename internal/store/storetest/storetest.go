@@ -23,6 +23,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/prcheck"
 	"github.com/docsmith/docsmith/internal/ratelimit"
@@ -47,6 +48,7 @@ type Store interface {
 	assistant.PageFeedbackStore
 	workflowrun.Store
 	freshness.Store
+	checkrun.Store
 	prcheck.Store
 	// CreateThread stores a thread with no turn yet, as fixtures need; the
 	// assistant stores a new thread with its first turn.
@@ -109,6 +111,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, workflowStoreCases()...)
 	cases = append(cases, checkedCases()...)
 	cases = append(cases, indexStateCases()...)
+	cases = append(cases, checkRunCases()...)
 	cases = append(cases, prCheckCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
