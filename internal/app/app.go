@@ -26,6 +26,7 @@ import (
 	"github.com/docsmith/docsmith/internal/agentrun"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/dashboard"
 	"github.com/docsmith/docsmith/internal/demosite"
@@ -55,6 +56,8 @@ type Main struct {
 
 	backend  *Backend
 	fresh    *freshness.Service
+	checks   *checkrun.Runner
+	prChecks *prChecks
 	turns    *assistant.TurnWriter
 	api      *httpapi.Server
 	ui       *dashboard.Handler
@@ -160,6 +163,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Tick:              m.Config.Workflows.Tick,
 		LookupEnv:         m.LookupEnv,
 		DocsPushed:        m.docsPushed,
+		PullRequests:      lateQueue{m},
 		Log:               m.Log,
 		Now:               m.Now,
 	})
@@ -170,6 +174,10 @@ func (m *Main) Start(ctx context.Context) error {
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	assistantSvc := m.newAssistant(b, m.turns, registry)
+	// Answer checks ask the served index, and an index of a ref of their
+	// own; their questions are kept nowhere.
+	m.checks = NewCheckRunner(m.Config, git, b, m.modelConfig(), nil, m.LookupEnv, m.Log)
+	m.prChecks = m.newPRChecks(b)
 	stats := analytics.NewService(b.Analytics)
 	ui, err := dashboard.New(dashboard.Deps{
 		Tenants:        tenants,
@@ -279,6 +287,10 @@ func (m *Main) Start(ctx context.Context) error {
 		// And polls the domains' branches: of two replicas that both see a
 		// move, the second build finds the pages unchanged.
 		m.wg.Go(func() { m.fresh.Run(poolCtx) })
+		// And checks the pull requests' heads, each claimed by one.
+		if m.prChecks != nil {
+			m.wg.Go(func() { m.prChecks.worker.Run(poolCtx) })
+		}
 	}
 	if demo != nil {
 		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
@@ -405,6 +417,9 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 		BasePushed: m.basePushed,
 		Log:        m.Log,
 		Now:        m.Now,
+
+		// The agent's own pull requests are checked as the team's are.
+		PullRequestPushed: m.pullRequestPushed,
 	})
 }
 

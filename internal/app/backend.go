@@ -18,8 +18,10 @@ import (
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
+	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/freshness"
+	"github.com/docsmith/docsmith/internal/prcheck"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	redislimit "github.com/docsmith/docsmith/internal/ratelimit/redis"
 	"github.com/docsmith/docsmith/internal/search"
@@ -93,6 +95,10 @@ type Backend struct {
 	// IndexStates keeps what is known of each domain's index: the commit
 	// it was built from, the branch head last seen, the last failure.
 	IndexStates freshness.Store
+	// CheckRuns keeps the runs of the domains' answer checks.
+	CheckRuns checkrun.Store
+	// PRChecks is the queue of pull request heads to check.
+	PRChecks prcheck.Store
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -145,6 +151,8 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, local, local, b.memory, local, local, local
 		b.PageFeedback = local
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = local, local, local, local
+		b.CheckRuns = local
+		b.PRChecks = local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
@@ -160,6 +168,8 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 		b.Tenants, b.Jobs, b.Limits, b.Index, b.Threads, b.Spend, b.Catalogs = b.tenants, pg, pg, b.memory, pg, pg, pg
 		b.PageFeedback = pg
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = pg, pg, pg, pg
+		b.CheckRuns = pg
+		b.PRChecks = pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

@@ -58,6 +58,9 @@ type Config struct {
 	// compared with the commit its index was built from (0: never; push
 	// webhooks and our own pushes still rebuild at once).
 	IndexPollInterval time.Duration
+	// PublicURL is where people reach this server (its dashboard), for
+	// the links docsmith posts on pull requests; "" posts none.
+	PublicURL string
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
@@ -334,6 +337,7 @@ func table() []option {
 		{name: "workflow_sync_interval", def: "5m", desc: "how often each project's base branch is checked for changed workflow files (a push webhook to it syncs at once)", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.SyncInterval }, 10*time.Second)},
 		{name: "workflow_tick", def: "30s", desc: "how often due workflow schedules are looked for", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.Tick }, time.Second)},
 		{name: "index_poll_interval", def: "60s", desc: "how often the branch each domain reads is checked for new commits, and its index rebuilt when it moved (0: no polling; a push webhook from the docs repository rebuilds at once)", set: durationOrOff(func(c *Config) *time.Duration { return &c.IndexPollInterval })},
+		{name: "public_url", def: "", desc: "the address people reach this server at (https://docsmith.example.com), for the dashboard links of pull request checks; empty: no links", set: optionalURL(func(c *Config) *string { return &c.PublicURL })},
 		{name: "webhook_concurrency", def: "16", desc: "forge webhooks one process reads at once, each up to 5 MiB before its signature is checked; more are answered 503 with Retry-After", set: integer(func(c *Config) *int { return &c.Workflows.WebhookReads }, 1)},
 	}
 }
