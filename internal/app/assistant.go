@@ -2,6 +2,7 @@ package app
 
 import (
 	"log/slog"
+	"net/http"
 	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,14 +43,20 @@ func (m *Main) newAssistant(b *Backend, turns assistant.TurnRecorder, reg promet
 // configured providers, over the one HTTP client of this server, whose idle
 // connections they share.
 func (m *Main) modelConfig() llm.Config {
+	return ModelConfig(m.Config, m.modelClient, m.Log)
+}
+
+// ModelConfig is how a process opens models: the configured providers,
+// over client (nil: a client of their own).
+func ModelConfig(cfg config.Config, client *http.Client, log *slog.Logger) llm.Config {
 	return llm.Config{
-		OpenAIBaseURL:    m.Config.Models.OpenAIBaseURL,
-		OpenAIAPIKey:     m.Config.Models.OpenAIAPIKey,
-		AnthropicBaseURL: m.Config.Models.AnthropicBaseURL,
-		AnthropicAPIKey:  m.Config.Models.AnthropicAPIKey,
-		CallTimeout:      m.Config.Models.CallTimeout,
-		HTTPClient:       m.modelClient,
-		Log:              m.Log,
+		OpenAIBaseURL:    cfg.Models.OpenAIBaseURL,
+		OpenAIAPIKey:     cfg.Models.OpenAIAPIKey,
+		AnthropicBaseURL: cfg.Models.AnthropicBaseURL,
+		AnthropicAPIKey:  cfg.Models.AnthropicAPIKey,
+		CallTimeout:      cfg.Models.CallTimeout,
+		HTTPClient:       client,
+		Log:              log,
 	}
 }
 
