@@ -248,15 +248,15 @@ func (w *Worker) failed(ctx context.Context, p tenant.Project, c Check, err erro
 }
 
 // mayPass reports whether a failure may pass if tried again: not a
-// refusal that says what to fix (a bad ref, a missing project setting,
-// a runner not there), anything else (a repository or model that failed
-// for now, a store error).
+// refusal that says what to fix (a bad ref, a missing project setting, a
+// forge call not implemented), anything else (a repository or model that
+// failed for now, a store error).
 func mayPass(err error) bool {
 	var ferr *forge.Error
 	if errors.As(err, &ferr) {
 		return ferr.Temporary()
 	}
-	if errors.Is(err, checkrun.ErrNotBuilt) || errors.Is(err, forgeapi.ErrNotImplemented) {
+	if errors.Is(err, forgeapi.ErrNotImplemented) {
 		return false
 	}
 	switch apperr.CodeOf(err) {

@@ -64,7 +64,7 @@ func testPRCheckEnqueueOnce(t *testing.T, s Store) {
 	other := e.project("handbook")
 	first := e.prCheck(e.proj.ID, 7, headA, e.t0)
 	got, created := e.enqueuePR(first)
-	if !created || got.ID != first.ID || got.State != prcheck.StateQueued || got.Attempts != 0 || got.Runs != nil && len(got.Runs) != 0 {
+	if !created || got.ID != first.ID || got.State != prcheck.StateQueued || got.Attempts != 0 || len(got.Runs) != 0 {
 		t.Fatalf("first enqueue = %+v, created %v", got, created)
 	}
 	if !reflect.DeepEqual(got.Request, first.Request) || got.ProjectID != e.proj.ID {
