@@ -1,6 +1,7 @@
 package agentrun
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -41,12 +42,17 @@ func TestRealGiteaPullRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each pushed head of the job's pull request is told, to be checked.
+	var told []PushedPullRequest
 	runner := New(Config{
 		WorkDir:   t.TempDir(),
 		Git:       g,
 		OpenModel: func(string) (llm.Model, error) { return nil, fmt.Errorf("no model in this test") },
 		LookupEnv: func(k string) (string, bool) { return srv.Token, k == "DOCS_GITEA_TOKEN" },
-		Log:       slog.New(slog.DiscardHandler),
+		PullRequestPushed: func(_ context.Context, _ tenant.Project, pr PushedPullRequest) {
+			told = append(told, pr)
+		},
+		Log: slog.New(slog.DiscardHandler),
 	})
 	id := "5b1e2d3c-0000-4000-8000-000000000002"
 	job := agentjob.Job{ID: id, Branch: agentjob.BranchName(id, "Document the follow flag"), Model: "builtin"}
@@ -76,6 +82,12 @@ func TestRealGiteaPullRequest(t *testing.T) {
 	if first.PRLink == "" || first.PRLink != pr.HTMLURL || pr.Head.Ref != job.Branch || !strings.HasPrefix(pr.Title, "replace ") || !strings.Contains(pr.Body, "guides/flags.mdx") {
 		t.Fatalf("outcome %+v, pull request %+v", first, pr)
 	}
+	headOf := func() string {
+		return strings.TrimSpace(git(t, t.TempDir(), "ls-remote", authURL, "refs/heads/"+job.Branch)[:40])
+	}
+	if want := (PushedPullRequest{Number: first.PRNumber, URL: first.PRLink, Branch: job.Branch, Base: "main", SHA: headOf()}); len(told) != 1 || told[0] != want {
+		t.Fatalf("PullRequestPushed was told %+v, want %+v", told, want)
+	}
 
 	// A human pushes to the job's branch before the follow-up.
 	human := filepath.Join(t.TempDir(), "human")
@@ -90,6 +102,9 @@ func TestRealGiteaPullRequest(t *testing.T) {
 	second := run(2, `set description to "Every flag, with its meaning." in guides/flags`)
 	if second.PRLink != first.PRLink || second.PRNumber != first.PRNumber {
 		t.Fatalf("the follow-up went to another pull request: %+v vs %+v", second, first)
+	}
+	if len(told) != 2 || told[1].Number != first.PRNumber || told[1].SHA != headOf() || told[1].SHA == told[0].SHA {
+		t.Fatalf("after the follow-up, PullRequestPushed was told %+v", told)
 	}
 	git(t, human, "fetch", "origin")
 	log := git(t, human, "log", "--format=%s", "origin/"+job.Branch)

@@ -62,8 +62,25 @@ type Config struct {
 	// to the project's base branch, so that what reads that branch (the
 	// domains' indexes) can follow at once. It must not block.
 	BasePushed func(ctx context.Context, p tenant.Project)
-	Log        *slog.Logger
-	Now        func() time.Time
+	// PullRequestPushed, when set, is told each time a turn has pushed to
+	// its job's branch and opened or updated the job's pull request, so
+	// that the pull request's new head can be checked. It must not block
+	// for long, and its failure does not fail the turn.
+	PullRequestPushed func(ctx context.Context, p tenant.Project, pr PushedPullRequest)
+	Log               *slog.Logger
+	Now               func() time.Time
+}
+
+// PushedPullRequest is a job's pull request and the commit a turn pushed
+// to its branch.
+type PushedPullRequest struct {
+	Number int
+	URL    string
+	Branch string
+	// Base is the branch the pull request merges into.
+	Base string
+	// SHA is the pushed commit, the pull request's new head.
+	SHA string
 }
 
 // Runner runs turns; it implements agentjob.Runner.
@@ -342,6 +359,9 @@ func (r *Runner) publish(ctx context.Context, turn agentjob.Turn, creds *gitcli.
 	out := agentjob.TurnOutcome{Summary: cp.Summary, FilesChanged: cp.FilesChanged, PRLink: job.PRLink, PRNumber: job.PRNumber, Usage: usage}
 	if cp.PRNumber != 0 {
 		out.PRLink, out.PRNumber = cp.PRLink, cp.PRNumber
+		// An earlier attempt opened it, and may have stopped before it
+		// told: telling twice queues the head once.
+		r.pullRequestPushed(ctx, turn, cp)
 		return out, nil
 	}
 	if automerge(job) {
@@ -377,7 +397,19 @@ func (r *Runner) publish(ctx context.Context, turn agentjob.Turn, creds *gitcli.
 	if err := saveCheckpoint(ctx, turn, cp); err != nil {
 		return agentjob.TurnOutcome{}, err
 	}
+	r.pullRequestPushed(ctx, turn, cp)
 	return out, nil
+}
+
+// pullRequestPushed tells Config.PullRequestPushed of the pull request a
+// turn pushed to.
+func (r *Runner) pullRequestPushed(ctx context.Context, turn agentjob.Turn, cp agentjob.Checkpoint) {
+	if r.cfg.PullRequestPushed == nil || cp.PRNumber == 0 || cp.PushedSHA == "" || automerge(turn.Job) {
+		return
+	}
+	r.cfg.PullRequestPushed(ctx, turn.Project, PushedPullRequest{
+		Number: cp.PRNumber, URL: cp.PRLink, Branch: turn.Job.Branch, Base: turn.Project.BaseRef, SHA: cp.PushedSHA,
+	})
 }
 
 // turnWorkspaces starts the name of every turn's workspace.

@@ -58,6 +58,7 @@ type Main struct {
 	backend  *Backend
 	fresh    *freshness.Service
 	checks   *checkrun.Runner
+	prChecks *prChecks
 	turns    *assistant.TurnWriter
 	api      *httpapi.Server
 	ui       *dashboard.Handler
@@ -168,6 +169,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Tick:              m.Config.Workflows.Tick,
 		LookupEnv:         m.LookupEnv,
 		DocsPushed:        m.docsPushed,
+		PullRequests:      lateQueue{m},
 		Log:               m.Log,
 		Now:               m.Now,
 	})
@@ -183,6 +185,7 @@ func (m *Main) Start(ctx context.Context) error {
 	// Answer checks ask the served index, and an index of a ref of their
 	// own; their questions are kept nowhere.
 	m.checks = NewCheckRunner(m.Config, git, b, m.modelConfig(), m.traffic, m.LookupEnv, m.Log)
+	m.prChecks = m.newPRChecks(b)
 	ui, err := dashboard.New(dashboard.Deps{
 		Tenants:        tenants,
 		Jobs:           jobs,
@@ -299,6 +302,10 @@ func (m *Main) Start(ctx context.Context) error {
 		// due run is claimed in the database, so one replica runs it.
 		watch := m.newCheckWatch(b, m.checks, registry)
 		m.wg.Go(func() { watch.Run(poolCtx) })
+		// And checks the pull requests' heads, each claimed by one.
+		if m.prChecks != nil {
+			m.wg.Go(func() { m.prChecks.worker.Run(poolCtx) })
+		}
 	}
 	if demo != nil {
 		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
@@ -425,6 +432,9 @@ func (m *Main) agent(git *gitcli.Git) *agentrun.Runner {
 		BasePushed: m.basePushed,
 		Log:        m.Log,
 		Now:        m.Now,
+
+		// The agent's own pull requests are checked as the team's are.
+		PullRequestPushed: m.pullRequestPushed,
 	})
 }
 

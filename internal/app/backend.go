@@ -21,6 +21,7 @@ import (
 	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/freshness"
+	"github.com/docsmith/docsmith/internal/prcheck"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	redislimit "github.com/docsmith/docsmith/internal/ratelimit/redis"
 	"github.com/docsmith/docsmith/internal/search"
@@ -99,6 +100,8 @@ type Backend struct {
 	// traffic; CheckRuns the runs of answer checks.
 	TrafficChecks trafficcheck.Store
 	CheckRuns     checkrun.Store
+	// PRChecks is the queue of pull request heads to check.
+	PRChecks prcheck.Store
 	// Local is the SQLite store of the data directory, which holds
 	// everything; nil with PostgreSQL.
 	Local *sqlite.Store
@@ -152,6 +155,7 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 		b.PageFeedback = local
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = local, local, local, local
 		b.TrafficChecks, b.CheckRuns = local, local
+		b.PRChecks = local
 	} else {
 		pg, err := postgres.Open(ctx, cfg.DatabaseURL, log)
 		if err != nil {
@@ -168,6 +172,7 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 		b.PageFeedback = pg
 		b.Analytics, b.Sessions, b.Workflows, b.IndexStates = pg, pg, pg, pg
 		b.TrafficChecks, b.CheckRuns = pg, pg
+		b.PRChecks = pg
 		b.signals = pg.NewSignals(b.Hub, log)
 		// Replicas of one deployment share the keys, whatever host name
 		// they reach the database by; another deployment gets its own.

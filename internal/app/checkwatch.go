@@ -36,7 +36,7 @@ func (m *Main) newCheckWatch(b *Backend, runner checkwatch.Runner, reg prometheu
 		Schedule:   schedule,
 		Alerts:     alerts,
 		Secrets:    secretsource.Reader{LookupEnv: m.LookupEnv},
-		PublicURL:  m.Config.Checks.PublicURL,
+		PublicURL:  m.Config.PublicURL,
 		Registerer: reg,
 		Log:        m.Log,
 		Now:        m.Now,

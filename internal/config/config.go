@@ -60,6 +60,9 @@ type Config struct {
 	IndexPollInterval time.Duration
 	// Checks configures the scheduled answer checks and their alerts.
 	Checks Checks
+	// PublicURL is where people reach this server (its dashboard), for
+	// the links docsmith posts on pull requests and in check alerts.
+	PublicURL string
 
 	sources map[string]string // option name -> where its value came from
 	raw     map[string]string // option name -> value as given
@@ -68,9 +71,6 @@ type Config struct {
 // Checks configures the scheduled runs of the domains' answer checks and
 // the alerts they send to the teams' webhooks.
 type Checks struct {
-	// PublicURL is where teams reach this server, for the dashboard links
-	// in alerts; empty: alerts carry the link's path alone.
-	PublicURL string
 	// AlertAllowPrivate lets alerts reach loopback, private and other
 	// non-public addresses.
 	AlertAllowPrivate bool
@@ -346,9 +346,9 @@ func table() []option {
 		{name: "workflow_new_run_while_active", def: "false", desc: "start a new job when a workflow is triggered while its run is active (false: queue the trigger on that run as a follow-up)", set: boolean(func(c *Config) *bool { return &c.Workflows.NewRunWhileActive })},
 		{name: "workflow_sync_interval", def: "5m", desc: "how often each project's base branch is checked for changed workflow files (a push webhook to it syncs at once)", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.SyncInterval }, 10*time.Second)},
 		{name: "workflow_tick", def: "30s", desc: "how often due workflow schedules are looked for", set: durationAtLeast(func(c *Config) *time.Duration { return &c.Workflows.Tick }, time.Second)},
-		{name: "public_url", def: "", desc: "URL teams reach this server at (https://docs-ai.example.com), for the dashboard links in check alerts; empty: alerts carry the path alone", set: optionalURL(func(c *Config) *string { return &c.Checks.PublicURL })},
 		{name: "alert_allow_private", def: "false", desc: "let check alerts reach webhooks on loopback, private and link-local addresses (a receiver inside the network); off, a domain's alert URL can only reach public addresses", set: boolean(func(c *Config) *bool { return &c.Checks.AlertAllowPrivate })},
 		{name: "index_poll_interval", def: "60s", desc: "how often the branch each domain reads is checked for new commits, and its index rebuilt when it moved (0: no polling; a push webhook from the docs repository rebuilds at once)", set: durationOrOff(func(c *Config) *time.Duration { return &c.IndexPollInterval })},
+		{name: "public_url", def: "", desc: "the address people reach this server at (https://docsmith.example.com), for the dashboard links of pull request checks and check alerts; empty: pull requests get no links, alerts the path alone", set: optionalURL(func(c *Config) *string { return &c.PublicURL })},
 		{name: "webhook_concurrency", def: "16", desc: "forge webhooks one process reads at once, each up to 5 MiB before its signature is checked; more are answered 503 with Retry-After", set: integer(func(c *Config) *int { return &c.Workflows.WebhookReads }, 1)},
 	}
 }

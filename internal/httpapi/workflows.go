@@ -231,6 +231,17 @@ type webhookJSON struct {
 	// Reindexed are the domains whose index the push rebuilds, in the
 	// background.
 	Reindexed []string `json:"reindexed"`
+	// PullRequest is the pull request head a pull request event queued
+	// for its answer checks; null for other deliveries.
+	PullRequest *webhookPullRequestJSON `json:"pullRequest"`
+}
+
+type webhookPullRequestJSON struct {
+	Number  int      `json:"number"`
+	Head    string   `json:"head"`
+	Fork    bool     `json:"fork"`
+	Queued  bool     `json:"queued"`
+	Domains []string `json:"domains"`
 }
 
 type workflowRunJSON struct {
@@ -252,6 +263,12 @@ func renderWebhook(res workflowrun.WebhookResult) webhookJSON {
 	}
 	if out.Reindexed == nil {
 		out.Reindexed = []string{}
+	}
+	if pr := res.PullRequest; pr != nil {
+		out.PullRequest = &webhookPullRequestJSON{Number: pr.Number, Head: pr.Head, Fork: pr.Fork, Queued: pr.Queued, Domains: pr.Domains}
+		if out.PullRequest.Domains == nil {
+			out.PullRequest.Domains = []string{}
+		}
 	}
 	for i, run := range res.Runs {
 		out.Runs[i] = workflowRunJSON{
@@ -340,7 +357,7 @@ func (s *Server) webhookError(r *http.Request, p tenant.Project, err error) erro
 	switch {
 	case errors.Is(err, workflow.ErrTooLarge):
 		return apperr.Wrap(err, apperr.TooLarge, "%s", err.Error())
-	case errors.Is(err, workflow.ErrPayload):
+	case errors.Is(err, workflow.ErrPayload), errors.Is(err, workflow.ErrPullRequestPayload):
 		return apperr.Wrap(err, apperr.Invalid, "%s", err.Error())
 	}
 	return err

@@ -472,13 +472,13 @@ func TestWebhookAnswer(t *testing.T) {
 		t.Errorf("the service did not get the request's headers")
 	}
 	got := decodeObject(t, r.body)
-	if keys := keysOf(got); !slices.Equal(keys, []string{"delivery", "forge", "ignored", "reindexed", "replayed", "runs", "synced"}) {
+	if keys := keysOf(got); !slices.Equal(keys, []string{"delivery", "forge", "ignored", "pullRequest", "reindexed", "replayed", "runs", "synced"}) {
 		t.Fatalf("keys %v", keys)
 	}
 	want := `{"forge":"gitlab","delivery":"uuid-1","replayed":false,"ignored":null,"synced":true,"runs":[` +
 		`{"workflow":"api-docs","jobId":"job-1","start":"created","refused":null},` +
 		`{"workflow":"changelog","jobId":"job-2","start":"queued","refused":null},` +
-		`{"workflow":"merge-it","jobId":null,"start":null,"refused":"automerge is not allowed for project docs"}],"reindexed":[]}`
+		`{"workflow":"merge-it","jobId":null,"start":null,"refused":"automerge is not allowed for project docs"}],"reindexed":[],"pullRequest":null}`
 	if strings.TrimSpace(r.body) != want {
 		t.Errorf("body\n%s\nwant\n%s", r.body, want)
 	}
@@ -490,9 +490,23 @@ func TestWebhookAnswer(t *testing.T) {
 	}
 	s.fake.mu.Unlock()
 	r = s.do(http.MethodPost, "/v2/hooks/docs", "", strings.NewReader(`{}`))
-	want = `{"forge":"github","delivery":"d-2","replayed":true,"ignored":"event \"ping\" is not a push","synced":false,"runs":[],"reindexed":[]}`
+	want = `{"forge":"github","delivery":"d-2","replayed":true,"ignored":"event \"ping\" is not a push","synced":false,"runs":[],"reindexed":[],"pullRequest":null}`
 	if r.status != http.StatusOK || strings.TrimSpace(r.body) != want {
 		t.Errorf("replayed delivery: %d %s", r.status, r.body)
+	}
+
+	// A pull request event says which head it queued for its checks.
+	s.fake.mu.Lock()
+	s.fake.webhook = func(tenant.Project, http.Header, []byte) (workflowrun.WebhookResult, error) {
+		return workflowrun.WebhookResult{Forge: "gitea", Delivery: "d-3", PullRequest: &workflowrun.PullRequestResult{
+			Number: 3, Head: strings.Repeat("a", 40), Fork: true, Queued: true, Domains: []string{"docs.acme.test"}}}, nil
+	}
+	s.fake.mu.Unlock()
+	r = s.do(http.MethodPost, "/v2/hooks/docs", "", strings.NewReader(`{}`))
+	want = `{"forge":"gitea","delivery":"d-3","replayed":false,"ignored":null,"synced":false,"runs":[],"reindexed":[],` +
+		`"pullRequest":{"number":3,"head":"` + strings.Repeat("a", 40) + `","fork":true,"queued":true,"domains":["docs.acme.test"]}}`
+	if r.status != http.StatusOK || strings.TrimSpace(r.body) != want {
+		t.Errorf("pull request delivery: %d %s", r.status, r.body)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package workflow reads agent workflows from a docs repository, decides
-// when scheduled ones are due, verifies forge push webhooks and matches
-// pushes to the workflows they start. It holds no state and starts
-// nothing itself: callers store slots and deliveries and start the jobs.
+// when scheduled ones are due, verifies forge push and pull request
+// webhooks and matches pushes to the workflows they start. It holds no
+// state and starts nothing itself: callers store slots and deliveries and
+// start the jobs.
 //
 // # Workflow files
 //
@@ -85,6 +86,12 @@
 // pushes and branch deletions are genuine deliveries that start nothing,
 // and say why. The delivery id and the push's commits are returned so the
 // caller can refuse replays, under the same delivery id or a new one.
+//
+// Pull request events (GitHub's and Gitea's pull_request, GitLab's Merge
+// Request Hook) are verified the same way and read into a PullRequest:
+// its base repository, number, head commit and branches, whether the head
+// is in a fork, and whether the action gave it a new head to check
+// (opened, reopened, new commits; GitLab's update only with oldrev).
 //
 // # Matching
 //

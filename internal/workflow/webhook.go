@@ -55,6 +55,9 @@ type Delivery struct {
 	ID string
 	// Push is the parsed push, or nil when Ignored says why there is none.
 	Push *Push
+	// PullRequest is the parsed pull request event; Ignored is set as
+	// well when its action gives it no new head (PullRequest.NewHead).
+	PullRequest *PullRequest
 	// Ignored is why a genuine delivery starts nothing: another event,
 	// a tag push, a deleted branch.
 	Ignored string
@@ -118,6 +121,14 @@ func ReadWebhook(h http.Header, body io.Reader, secret []byte) (Delivery, error)
 		return Delivery{}, unverified(err)
 	}
 	d := Delivery{Forge: forge, Event: event, ID: id}
+	if isPullRequestEvent(forge, event) {
+		pr, ignored, err := parsePullRequest(forge, data)
+		if err != nil {
+			return Delivery{}, err
+		}
+		d.PullRequest, d.Ignored = pr, ignored
+		return d, nil
+	}
 	if !isPushEvent(forge, event) {
 		d.Ignored = fmt.Sprintf("event %q is not a push", event)
 		return d, nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/prcheck"
 	"github.com/docsmith/docsmith/internal/secretsource"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/workflow"
@@ -49,8 +50,20 @@ type Config struct {
 	// domains' indexes) starts at once. It must not block; what it
 	// returns (the domains it rebuilds) is the result's Reindexed.
 	DocsPushed func(ctx context.Context, p tenant.Project, push Pushed) []string
-	Log        *slog.Logger
-	Now        func() time.Time
+	// PullRequests, when set, queues the answer checks of each verified
+	// pull request event that gives a pull request of the project's own
+	// docs repository a new head. Nothing else is started for a pull
+	// request: no workflow, no agent job, and nothing is fetched from a
+	// fork.
+	PullRequests PullRequests
+	Log          *slog.Logger
+	Now          func() time.Time
+}
+
+// PullRequests queues the answer checks of pull request heads
+// (prcheck.Queue).
+type PullRequests interface {
+	Enqueue(ctx context.Context, p tenant.Project, req prcheck.Request) (prcheck.Enqueued, error)
 }
 
 // Service runs workflows.
@@ -131,6 +144,20 @@ type WebhookResult struct {
 	// docs repository rebuilds (Config.DocsPushed).
 	Reindexed []string
 	Runs      []RunResult
+	// PullRequest is what a pull request event did, or nil.
+	PullRequest *PullRequestResult
+}
+
+// PullRequestResult is what a pull request event with a new head did.
+type PullRequestResult struct {
+	Number int
+	Head   string
+	Fork   bool
+	// Queued is true when the head was queued by this delivery; false
+	// when it was queued before (the same head delivered again).
+	Queued bool
+	// Domains are the domains whose checks run on it.
+	Domains []string
 }
 
 // ErrBadSignature wraps every webhook that fails verification.
@@ -308,6 +335,13 @@ func (s *Service) Webhook(ctx context.Context, p tenant.Project, h http.Header, 
 		res.Replayed = true
 		return res, nil
 	}
+	if d.PullRequest != nil && d.Ignored == "" {
+		if err := s.handlePullRequest(ctx, p, d, &res); err != nil {
+			// Nothing is recorded: the forge's retry of this delivery
+			// queues it, once.
+			return WebhookResult{}, err
+		}
+	}
 	if d.Push != nil {
 		if err := s.handlePush(ctx, p, d, &res); err != nil {
 			// Nothing is recorded: the forge's retry of this delivery runs
@@ -379,6 +413,41 @@ func (s *Service) handlePush(ctx context.Context, p tenant.Project, d workflow.D
 		rr.JobID, rr.Start = job.ID, started
 		res.Runs = append(res.Runs, rr)
 	}
+	return nil
+}
+
+// handlePullRequest queues the answer checks of a pull request's new head,
+// read from the project's own repository at the pull request's ref there,
+// whether the head is in a fork or not.
+func (s *Service) handlePullRequest(ctx context.Context, p tenant.Project, d workflow.Delivery, res *WebhookResult) error {
+	pr := d.PullRequest
+	own := repoName(p.RepoURL)
+	switch {
+	case own == "" || !strings.EqualFold(own, pr.Repo):
+		res.Ignored = fmt.Sprintf("pull request #%d is on %s, not on the docs repository of project %s", pr.Number, pr.Repo, p.ID)
+		return nil
+	case s.cfg.PullRequests == nil:
+		res.Ignored = "this server does not check pull requests"
+		return nil
+	}
+	q, err := s.cfg.PullRequests.Enqueue(ctx, p, prcheck.Request{
+		Number:  pr.Number,
+		HeadSHA: pr.HeadSHA,
+		HeadRef: pr.HeadRef,
+		BaseRef: pr.BaseRef,
+		PullRef: prcheck.PullRef(string(d.Forge), pr.Number),
+		Fork:    pr.Fork,
+		Link:    pr.URL,
+		Source:  prcheck.SourceWebhook,
+	})
+	if err != nil {
+		return err
+	}
+	if q.Ignored != "" {
+		res.Ignored = q.Ignored
+		return nil
+	}
+	res.PullRequest = &PullRequestResult{Number: pr.Number, Head: pr.HeadSHA, Fork: pr.Fork, Queued: q.New, Domains: q.Domains}
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/apperr"
+	"github.com/docsmith/docsmith/internal/prcheck"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/store/storetest"
@@ -700,5 +701,99 @@ func TestContextReposNeedTheOperator(t *testing.T) {
 	}
 	if j.Run == nil || strings.Join(j.Run.Context, ",") != "acme/api,Victim/Private" {
 		t.Fatalf("the run reads %+v", j.Run)
+	}
+}
+
+// giteaPullRequest is a Gitea pull_request webhook of pull request number
+// on repo, its head at head in headRepo.
+func giteaPullRequest(t *testing.T, secret, delivery, action, repo, headRepo string, number int, head string) (http.Header, []byte) {
+	t.Helper()
+	body := fmt.Sprintf(`{"action":%q,"number":%d,"pull_request":{"number":%d,"state":"open","merged":false,
+"html_url":"https://git.example/%s/pulls/%d",
+"head":{"ref":"restore-guide","sha":%q,"repo":{"full_name":%q}},
+"base":{"ref":"main","sha":%q,"repo":{"full_name":%q}}},
+"repository":{"full_name":%q,"default_branch":"main"},"sender":{"login":"writer"}}`,
+		action, number, number, repo, number, head, headRepo, strings.Repeat("6", 40), repo, repo)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(body))
+	h := http.Header{}
+	h.Set("X-Gitea-Event", "pull_request")
+	h.Set("X-Gitea-Delivery", delivery)
+	h.Set("X-Gitea-Signature", hex.EncodeToString(mac.Sum(nil)))
+	h.Set("Content-Type", "application/json")
+	return h, []byte(body)
+}
+
+// A pull request's new head is queued for its answer checks once, however
+// many deliveries announce it; nothing else starts, for a fork's pull
+// request as for any other.
+func TestPullRequestWebhookQueuesEachHeadOnce(t *testing.T) {
+	t.Parallel()
+	s := sqliteStore(t)
+	e := setup(t, s)
+	ctx := context.Background()
+	full := s.(*sqlite.Store)
+	if err := full.CreateDomain(ctx, tenant.Domain{ID: "docs.acme.test", OrgID: "acme", ProjectID: e.project.ID, Model: "builtin", CreatedAt: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	queue := prcheck.NewQueue(full, full, nil, nil, e.clock.Now)
+	svc := e.service(workflowrun.Config{PullRequests: queue})
+	if _, err := svc.Sync(ctx, e.project); err != nil {
+		t.Fatal(err)
+	}
+	headA, headB := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	send := func(delivery, action, repo, headRepo string, number int, head string) workflowrun.WebhookResult {
+		t.Helper()
+		h, body := giteaPullRequest(t, e.secret, delivery, action, repo, headRepo, number, head)
+		res, err := svc.Webhook(ctx, e.project, h, bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("delivery %s: %v", delivery, err)
+		}
+		return res
+	}
+	res := send("d-1", "opened", "acme/docs", "acme/docs", 3, headA)
+	if pr := res.PullRequest; pr == nil || !pr.Queued || pr.Number != 3 || pr.Head != headA || pr.Fork || !slices.Equal(pr.Domains, []string{"docs.acme.test"}) {
+		t.Fatalf("opened: %+v (%+v)", res, res.PullRequest)
+	}
+	if again := send("d-1", "opened", "acme/docs", "acme/docs", 3, headA); !again.Replayed || again.PullRequest != nil {
+		t.Fatalf("the same delivery again: %+v", again)
+	}
+	if other := send("d-2", "synchronized", "acme/docs", "acme/docs", 3, headA); other.PullRequest == nil || other.PullRequest.Queued {
+		t.Fatalf("the same head under a new delivery id: %+v", other)
+	}
+	if next := send("d-3", "synchronized", "acme/docs", "acme/docs", 3, headB); next.PullRequest == nil || !next.PullRequest.Queued {
+		t.Fatalf("a new head: %+v", next)
+	}
+	checks, err := full.PRChecks(ctx, e.project.ID, 3)
+	if err != nil || len(checks) != 2 || checks[0].HeadSHA != headB || checks[0].PullRef != "refs/pull/3/head" || checks[0].Link != "https://git.example/acme/docs/pulls/3" {
+		t.Fatalf("queued checks = %+v, %v", checks, err)
+	}
+
+	// A fork's pull request is checked from the base repository's pull
+	// ref, never from the fork.
+	fork := send("d-4", "opened", "acme/docs", "visitor/docs", 4, headA)
+	if fork.PullRequest == nil || !fork.PullRequest.Fork {
+		t.Fatalf("fork: %+v", fork)
+	}
+	forkChecks, err := full.PRChecks(ctx, e.project.ID, 4)
+	if err != nil || len(forkChecks) != 1 || !forkChecks[0].Fork || forkChecks[0].PullRef != "refs/pull/4/head" {
+		t.Fatalf("fork's check = %+v, %v", forkChecks, err)
+	}
+
+	// Closing, or a pull request on another repository, queues nothing.
+	if closed := send("d-5", "closed", "acme/docs", "acme/docs", 5, headA); closed.PullRequest != nil || !strings.Contains(closed.Ignored, "no new head") {
+		t.Fatalf("closed: %+v", closed)
+	}
+	if elsewhere := send("d-6", "opened", "acme/api", "acme/api", 6, headA); elsewhere.PullRequest != nil || !strings.Contains(elsewhere.Ignored, "not on the docs repository") {
+		t.Fatalf("another repository: %+v", elsewhere)
+	}
+	for _, n := range []int{5, 6} {
+		if got, err := full.PRChecks(ctx, e.project.ID, n); err != nil || len(got) != 0 {
+			t.Fatalf("pull request %d queued %+v, %v", n, got, err)
+		}
+	}
+	// No delivery started a workflow or an agent job.
+	if n := len(e.jobs()); n != 0 {
+		t.Fatalf("%d jobs started by pull request events", n)
 	}
 }

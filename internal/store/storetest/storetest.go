@@ -26,6 +26,7 @@ import (
 	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/checkwatch"
 	"github.com/docsmith/docsmith/internal/freshness"
+	"github.com/docsmith/docsmith/internal/prcheck"
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
@@ -52,6 +53,7 @@ type Store interface {
 	checkrun.Store
 	trafficcheck.Store
 	checkwatch.ScheduleStore
+	prcheck.Store
 	// CreateThread stores a thread with no turn yet, as fixtures need; the
 	// assistant stores a new thread with its first turn.
 	CreateThread(ctx context.Context, t assistant.Thread) error
@@ -116,6 +118,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	cases = append(cases, checkRunCases()...)
 	cases = append(cases, trafficCheckCases()...)
 	cases = append(cases, checkScheduleCases()...)
+	cases = append(cases, prCheckCases()...)
 	for _, c := range rateLimitCases() {
 		cases = append(cases, testCase{c.name, func(t *testing.T, s Store) { c.fn(t, s) }})
 	}
