@@ -179,6 +179,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Analytics:      stats,
 		Spend:          assistantSvc,
 		IndexStatus:    m.fresh,
+		Catalog:        assistantSvc,
 		Sessions:       websession.NewManager(b.Sessions, b.Tenants, m.Now),
 		Log:            m.Log,
 		Now:            m.Now,

@@ -24,6 +24,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/freshness"
+	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/websession"
 )
@@ -57,6 +58,14 @@ type Deps struct {
 	// IndexStatus reads what is known of each domain's search index, for
 	// the settings page; nil leaves it out.
 	IndexStatus IndexStatusReader
+	// Catalog reads a domain's pages, to name the navigation group of a
+	// page drafted for the builtin model; nil leaves the group to write.
+	Catalog CatalogReader
+}
+
+// CatalogReader reads a domain's indexed pages (assistant.Service).
+type CatalogReader interface {
+	Catalog(ctx context.Context, d tenant.Domain) (search.SiteCatalog, error)
 }
 
 // IndexStatusReader reads a domain's index state (freshness.Service).
