@@ -216,7 +216,7 @@ func sharesQuestion(g Gap, l GapLifecycle) bool {
 func lifecycleGap(l GapLifecycle) Gap {
 	g := Gap{Key: l.Key, Terms: l.Terms, TopPage: l.TopPage, Questions: []GapQuestion{}, Outside: true}
 	for _, q := range l.Questions {
-		g.Questions = append(g.Questions, GapQuestion{Question: q})
+		g.Questions = append(g.Questions, GapQuestion{Question: q, Reasons: []string{}})
 	}
 	g.Lifecycle = &l
 	return g
