@@ -74,8 +74,9 @@ func TestGapClosesWithProofWhenItsJobMerges(t *testing.T) {
 	admin := strings.TrimSpace(giteaE2ECLI(t, dir, "key", "create", "--org", "acme", "--kind", "admin"))
 	reader := strings.TrimSpace(giteaE2ECLI(t, dir, "key", "create", "--org", "acme", "--kind", "assistant"))
 	base, logs := startGapServer(t, dir, srv, model.URL)
-
+	started := time.Now()
 	waitIndexed(t, base, admin, "quill", "")
+	t.Logf("indexed after %s", time.Since(started))
 	snapshotQuestions := []string{"How do I restore a snapshot of the site?", "Can I restore an older snapshot?"}
 	helmQuestions := []string{"Is there a Helm chart to deploy Quill on Kubernetes?", "How do I install the Helm chart on Kubernetes?"}
 	for _, q := range append(append([]string{}, snapshotQuestions...), helmQuestions...) {
@@ -91,6 +92,7 @@ func TestGapClosesWithProofWhenItsJobMerges(t *testing.T) {
 	if job.Status != "completed" || job.PRLink == nil {
 		t.Fatalf("the snapshot gap's job = %+v", job)
 	}
+	t.Logf("the first job done after %s", time.Since(started))
 	if g := gapOf(t, base, admin, "quill", snapshotQuestions[0]); g.State != "in_progress" || g.Lifecycle == nil || g.Lifecycle.JobID != snapshotJob {
 		t.Fatalf("before the merge the gap is %+v", g)
 	}
@@ -99,6 +101,7 @@ func TestGapClosesWithProofWhenItsJobMerges(t *testing.T) {
 	merged := mergeBranch(t, docsURL, srv.User, srv.Token, jobBranch(t, base, admin, snapshotJob))
 	waitIndexed(t, base, admin, "quill", merged)
 	closed := waitGapState(t, base, admin, "quill", snapshotQuestions[0], "closed", logs)
+	t.Logf("closed after %s", time.Since(started))
 	l := closed.Lifecycle
 	if l.CheckedCommit != merged || l.ClosedAt == nil || len(l.Answers) != len(snapshotQuestions) {
 		t.Fatalf("closed lifecycle = %+v, want checked at %s", l, merged)
