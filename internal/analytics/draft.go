@@ -26,10 +26,17 @@ func DraftBuiltinPrompt(g Gap, group string) string {
 		if n == 10 {
 			break
 		}
-		if text := normalizeSpace(strings.ReplaceAll(q.Question, "--", "-")); text != "" {
-			fmt.Fprintf(&b, "- %s\n", text)
-			n++
+		// A "--" could end the comment early.
+		text := normalizeSpace(strings.ReplaceAll(q.Question, "--", "-"))
+		if text == "" {
+			continue
 		}
+		fmt.Fprintf(&b, "- %s", text)
+		if c := normalizeSpace(strings.ReplaceAll(q.Comment, "--", "-")); c != "" {
+			fmt.Fprintf(&b, " (reader's comment: %s)", c)
+		}
+		b.WriteString("\n")
+		n++
 	}
 	b.WriteString("-->\n")
 	fmt.Fprintf(&b, "add page %s titled %s to group %s", BuiltinPagePath(g), quoteCommand(builtinTitle(g)), quoteCommand(group))
