@@ -14,11 +14,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docsmith/docsmith/internal/app"
+	"github.com/docsmith/docsmith/internal/browsertest"
 	"github.com/docsmith/docsmith/internal/config"
 	"github.com/docsmith/docsmith/internal/giteatest"
 	"github.com/docsmith/docsmith/internal/llm/llmtest"
@@ -154,6 +156,24 @@ func TestGapClosesWithProofWhenItsJobMerges(t *testing.T) {
 	if p := ui.get(t, "/ui/domains/quill/insights"); !strings.Contains(p, `<span class="n">1</span> answered since their gap closed`) {
 		t.Errorf("the insights page does not count the question answered since its gap closed")
 	}
+	t.Run("in a browser", func(t *testing.T) {
+		browser := browsertest.Find(t)
+		var run struct {
+			Failure             string   `json:"failure"`
+			Console             []string `json:"console"`
+			States              []string `json:"states"`
+			Proofs              []string `json:"proofs"`
+			AnsweredSinceClosed string   `json:"answeredSinceClosed"`
+		}
+		browser.Run(t, "gap-proof.mjs", map[string]any{"base": base, "adminKey": admin, "domain": "quill", "artifacts": browsertest.ArtifactsDir(t, "gap-proof")}, &run)
+		if run.Failure != "" || len(run.Console) > 0 {
+			t.Fatalf("browser: %s\nconsole: %q", run.Failure, run.Console)
+		}
+		if !slices.Contains(run.States, "closed") || !slices.Contains(run.States, "reopened") || len(run.Proofs) != 2 ||
+			!strings.Contains(strings.Join(run.Proofs, "\n"), "Cited guides/snapshots") || !strings.HasPrefix(run.AnsweredSinceClosed, "1") {
+			t.Errorf("the browser saw states %q, proofs %q, %q", run.States, run.Proofs, run.AnsweredSinceClosed)
+		}
+	})
 }
 
 // TestBuiltinGapJobRunsToACommit: on a project whose model is builtin,
