@@ -154,6 +154,7 @@ type Store interface {
 	LinkGapJob(ctx context.Context, g GapJob) error
 	// GapJobs returns the jobs started from the domain's gaps, oldest first.
 	GapJobs(ctx context.Context, domain string) ([]GapJob, error)
+	LifecycleStore
 	// DomainPageFeedback returns the domain's feedback on pages given in
 	// [from, to) (zero values open): the newest limit of it, newest first.
 	DomainPageFeedback(ctx context.Context, domain string, from, to time.Time, limit int) ([]assistant.PageFeedback, error)

@@ -38,6 +38,14 @@ type Gap struct {
 	LastAsked  time.Time     `json:"lastAsked"`
 	Questions  []GapQuestion `json:"questions"`
 	Jobs       []GapJob      `json:"-"`
+	// State is the gap's lifecycle state (GapOpen, …) and Lifecycle what
+	// happened since a job was started from it (nil before).
+	State     string        `json:"state"`
+	Lifecycle *GapLifecycle `json:"lifecycle,omitempty"`
+	// Outside says none of the gap's questions is in the range read: it
+	// is shown for its lifecycle (a closed gap stays in the list), with
+	// its questions as they were when its job was linked.
+	Outside bool `json:"outsideRange,omitempty"`
 }
 
 // GapQuestion is one flagged question of a gap.
@@ -66,7 +74,9 @@ const MaxGapQuestions = 10_000
 const maxGroupTerms = 24
 
 // Gaps returns the domain's content gaps over r, the most asked first,
-// each with the jobs started from it.
+// each with the jobs started from it and its lifecycle; after them, the
+// gaps with a lifecycle none of whose questions is in r, closed ones
+// first.
 //
 // A question is flagged when its answer was "not covered", when it was
 // answered from passages whose best retrieval score is under the low-score
@@ -104,6 +114,21 @@ func (s *Service) Gaps(ctx context.Context, domain string, r Range) ([]Gap, erro
 	}
 	for i := range gaps {
 		gaps[i].Jobs = byKey[gaps[i].Key]
+	}
+	ls, err := s.GapLifecycles(ctx, domain)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range attachLifecycles(gaps, ls) {
+		g := lifecycleGap(l)
+		g.Jobs = byKey[g.Key]
+		gaps = append(gaps, g)
+	}
+	for i := range gaps {
+		gaps[i].State = GapOpen
+		if gaps[i].Lifecycle != nil {
+			gaps[i].State = gaps[i].Lifecycle.State
+		}
 	}
 	return gaps, nil
 }
@@ -356,7 +381,7 @@ func DraftPrompt(g Gap) string {
 	seen := map[string]bool{}
 	n := 0
 	for _, q := range g.Questions {
-		text := strings.TrimSpace(strings.Join(strings.Fields(q.Question), " "))
+		text := normalizeSpace(q.Question)
 		if text == "" || seen[strings.ToLower(text)] || n == 10 {
 			continue
 		}
@@ -374,6 +399,11 @@ func DraftPrompt(g Gap) string {
 	}
 	b.WriteString(" or add a new page, put any new page in the navigation, and link it from related pages. Keep to what the product really does; do not invent features.")
 	return b.String()
+}
+
+// normalizeSpace trims s and makes each run of white space one space.
+func normalizeSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // stopWords are left out of key terms: they say nothing about the need.

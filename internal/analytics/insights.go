@@ -24,6 +24,10 @@ type Insights struct {
 	PerDay          []DayCount `json:"perDay"`
 	TopPages        []Count    `json:"topPages"`
 	TopQuestions    []Count    `json:"topQuestions"`
+	// AnsweredSinceClosed counts the questions of the range answered after
+	// their gap closed: asked after the close, of the closed gap by the
+	// relation that groups gaps, answered and not rated down.
+	AnsweredSinceClosed int `json:"answeredSinceClosed"`
 	// Truncated says the range held more than MaxScanTurns questions and
 	// only the newest were counted.
 	Truncated bool `json:"truncated,omitempty"`
@@ -55,7 +59,13 @@ func (s *Service) Insights(ctx context.Context, domain string, r Range) (Insight
 	if err != nil {
 		return Insights{}, err
 	}
-	return computeInsights(turns), nil
+	in := computeInsights(turns)
+	ls, err := s.GapLifecycles(ctx, domain)
+	if err != nil {
+		return Insights{}, err
+	}
+	in.AnsweredSinceClosed = AnsweredSinceClosed(turns, ls)
+	return in, nil
 }
 
 func computeInsights(turns []TurnRecord) Insights {

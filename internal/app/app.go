@@ -149,15 +149,18 @@ func (m *Main) Start(ctx context.Context) error {
 	// The agent reads the projects' repositories for the workflows too,
 	// in every role: a webhook on an API replica syncs them.
 	agent := m.agent(git)
+	stats := analytics.NewService(b.Analytics)
 	// The domains' indexes follow their branches: pushes (webhooks, and
 	// our own automerge pushes) rebuild at once, and a poll catches the
-	// rest.
+	// rest. After each build, the gaps whose job's work it holds are
+	// asked again.
 	m.fresh = freshness.New(freshness.Config{
 		Tenants:      b.Tenants,
 		Heads:        runnerHeads{agent},
 		Indexer:      indexerBuilds{built},
 		Recorder:     indexer.Recorder,
 		PollInterval: m.Config.IndexPollInterval,
+		Built:        m.gapProver(b, git, jobs, stats).Built,
 		Now:          m.Now,
 		Log:          m.Log,
 	})
@@ -180,7 +183,6 @@ func (m *Main) Start(ctx context.Context) error {
 	// writer outlives the HTTP server so that Shutdown can flush it.
 	m.turns = assistant.NewTurnWriter(assistant.TurnWriterConfig{Store: b.Threads, Log: m.Log, Registerer: registry})
 	assistantSvc := m.newAssistant(b, m.turns, registry)
-	stats := analytics.NewService(b.Analytics)
 	m.traffic = NewTrafficChecks(b, m.Now, m.Log)
 	// Answer checks ask the served index, and an index of a ref of their
 	// own; their questions are kept nowhere.
@@ -192,6 +194,7 @@ func (m *Main) Start(ctx context.Context) error {
 		Analytics:      stats,
 		Spend:          assistantSvc,
 		IndexStatus:    m.fresh,
+		Catalog:        assistantSvc,
 		Sessions:       websession.NewManager(b.Sessions, b.Tenants, m.Now),
 		Log:            m.Log,
 		Now:            m.Now,

@@ -162,7 +162,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		"base": base, "adminKey": admin[1], "otherKey": otherKey, "threadId": threadID, "question": question,
 		"jobPrompt": `replace "4000" with "4321" in reference/serve`,
 		"followUp":  `replace "4321" with "4322" in reference/serve`,
-		"gapPrompt": `add page guides/terraform titled "Terraform" to group "Getting started"`,
+		// The gap's draft is started as it is: on the demo's builtin model
+		// it is a command that runs.
+		"gapPrompt": "",
 		"artifacts": artifacts,
 	}, &run)
 	if run.Failure != "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/freshness"
+	"github.com/docsmith/docsmith/internal/search"
 	"github.com/docsmith/docsmith/internal/tenant"
 	"github.com/docsmith/docsmith/internal/trafficcheck"
 	"github.com/docsmith/docsmith/internal/websession"
@@ -64,6 +65,14 @@ type Deps struct {
 	// CheckRuns reads the stored runs of answer checks, for the checks
 	// page and the regression notice of a domain's pages; nil shows none.
 	CheckRuns CheckRunReader
+	// Catalog reads a domain's pages, to name the navigation group of a
+	// page drafted for the builtin model; nil leaves the group to write.
+	Catalog CatalogReader
+}
+
+// CatalogReader reads a domain's indexed pages (assistant.Service).
+type CatalogReader interface {
+	Catalog(ctx context.Context, d tenant.Domain) (search.SiteCatalog, error)
 }
 
 // IndexStatusReader reads a domain's index state (freshness.Service).

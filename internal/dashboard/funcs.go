@@ -51,10 +51,25 @@ var funcs = template.FuncMap{
 			return "weak match"
 		case "downvoted":
 			return "rated down"
+		case "answered":
+			return "answered"
 		}
 		return r
 	},
 	"list": func(s ...string) []string { return s },
+	// gapState is a gap's lifecycle state in words.
+	"gapState": func(s string) string {
+		if s == "in_progress" {
+			return "in progress"
+		}
+		return s
+	},
+	"deref": func(t *time.Time) time.Time {
+		if t == nil {
+			return time.Time{}
+		}
+		return *t
+	},
 	// commit is a commit id as people compare them: its first 12 digits.
 	"commit": func(id string) string {
 		if len(id) > 12 {

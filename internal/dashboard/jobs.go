@@ -39,6 +39,14 @@ type draftView struct {
 	Domain string
 	Gap    string
 	Gapped *analytics.Gap
+	// From and To are the range the gap was found over, for the link.
+	From, To string
+	// Model is the project's agent model; Builtin says the draft is a
+	// builtin command (a page for a writer to fill in), not an instruction
+	// to write, and NoGroup that no navigation group was found for it.
+	Model   string
+	Builtin bool
+	NoGroup bool
 }
 
 func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
@@ -142,20 +150,69 @@ func (h *Handler) draftFromGap(r *http.Request, v *viewer, p tenant.Project, dom
 	if d.ProjectID != p.ID {
 		return draftView{}, apperr.New(apperr.Invalid, "domain %q answers from project %q, not %q", d.ID, d.ProjectID, p.ID)
 	}
-	_, rng, err := readFilter(r)
+	f, rng, err := readFilter(r)
 	if err != nil {
 		return draftView{}, err
 	}
-	gaps, err := h.Analytics.Gaps(r.Context(), d.ID, rng)
+	g, err := h.findGap(r.Context(), d.ID, key, rng)
 	if err != nil {
 		return draftView{}, err
+	}
+	view := draftView{Domain: d.ID, Gap: g.Key, Gapped: &g, From: f.From, To: f.To, Model: p.Model}
+	if p.Model != analytics.BuiltinModel {
+		view.Prompt = analytics.DraftPrompt(g)
+		return view, nil
+	}
+	// The builtin model cannot write what readers asked: the draft adds a
+	// page for a writer, in the group of the gap's top page.
+	group := h.navGroup(r.Context(), d, g.TopPage)
+	view.Builtin, view.NoGroup = true, group == ""
+	if group == "" {
+		group = "GROUP"
+	}
+	view.Prompt = analytics.DraftBuiltinPrompt(g, group)
+	return view, nil
+}
+
+// findGap finds the gap key of the domain over rng.
+func (h *Handler) findGap(ctx context.Context, domainID, key string, rng analytics.Range) (analytics.Gap, error) {
+	gaps, err := h.Analytics.Gaps(ctx, domainID, rng)
+	if err != nil {
+		return analytics.Gap{}, err
 	}
 	for _, g := range gaps {
 		if g.Key == key {
-			return draftView{Prompt: analytics.DraftPrompt(g), Domain: d.ID, Gap: g.Key, Gapped: &g}, nil
+			return g, nil
 		}
 	}
-	return draftView{}, apperr.New(apperr.NotFound, "no content gap %q in domain %q any more", key, d.ID)
+	return analytics.Gap{}, apperr.New(apperr.NotFound, "no content gap %q in domain %q any more", key, domainID)
+}
+
+// navGroup is the navigation group of the domain's page (its innermost
+// section), else of its first page that has one; "" when none is known.
+func (h *Handler) navGroup(ctx context.Context, d tenant.Domain, page string) string {
+	if h.Catalog == nil {
+		return ""
+	}
+	c, err := h.Catalog.Catalog(ctx, d)
+	if err != nil {
+		h.Log.InfoContext(ctx, "no page catalog for a builtin draft", "domain", d.ID, "err", err)
+		return ""
+	}
+	first := ""
+	for _, pg := range c.Pages {
+		if len(pg.Section) == 0 {
+			continue
+		}
+		group := pg.Section[len(pg.Section)-1]
+		if pg.Path == page {
+			return group
+		}
+		if first == "" {
+			first = group
+		}
+	}
+	return first
 }
 
 func (h *Handler) createJob(w http.ResponseWriter, r *http.Request, v *viewer) error {
@@ -185,12 +242,33 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request, v *viewer) e
 		return err
 	}
 	if gapKey != "" && !replayed {
-		if err := h.Analytics.LinkGapJob(ctx, analytics.GapJob{Domain: d.ID, GapKey: gapKey, ProjectID: p.ID, JobID: job.ID, CreatedAt: h.Now()}); err != nil {
+		if err := h.linkGap(r, d, p, gapKey, job.ID); err != nil {
 			return err
 		}
 	}
 	http.Redirect(w, r, jobURL(p.ID, job.ID), http.StatusSeeOther)
 	return nil
+}
+
+// linkGap links the job to the gap and starts the gap's lifecycle with its
+// questions, found over the range the form was drafted over. A gap no
+// longer in that range keeps the questions of its lifecycle, if it has
+// one.
+func (h *Handler) linkGap(r *http.Request, d tenant.Domain, p tenant.Project, key, jobID string) error {
+	ctx := r.Context()
+	link := analytics.GapJob{Domain: d.ID, GapKey: key, ProjectID: p.ID, JobID: jobID, CreatedAt: h.Now()}
+	rng, err := analytics.ParseRange(r.PostFormValue("from"), r.PostFormValue("to"))
+	if err != nil {
+		return err
+	}
+	g, err := h.findGap(ctx, d.ID, key, rng)
+	if apperr.Is(err, apperr.NotFound) {
+		return h.Analytics.LinkGapJob(ctx, link)
+	}
+	if err != nil {
+		return err
+	}
+	return h.Analytics.StartGapWork(ctx, link, g)
 }
 
 func jobURL(projectID, jobID string) string {

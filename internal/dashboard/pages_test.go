@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/agentrun/builtin"
 	"github.com/docsmith/docsmith/internal/analytics"
 	"github.com/docsmith/docsmith/internal/assistant"
 )
@@ -225,10 +226,12 @@ func TestFeedbackPage(t *testing.T) {
 var gapLink = regexp.MustCompile(`href="(/ui/projects/acme-docs/jobs\?[^"]+)"`)
 
 // TestGapToJob: the gap's button opens the new-job form with a drafted
-// prompt; starting it links the job to the gap, which then shows it.
+// prompt; starting it links the job to the gap, which then shows it, in
+// progress.
 func TestGapToJob(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
+	writingModel(t, f, "acme-docs")
 	addQuestions(t, f)
 	b := f.browser()
 	b.signIn(f.acmeKey)
@@ -239,7 +242,8 @@ func TestGapToJob(t *testing.T) {
 	}
 	link := strings.ReplaceAll(m[1], "&amp;", "&")
 	form := b.get(link)
-	if form.status != 200 || !strings.Contains(form.body, "- How do I rotate webhook secrets?") || !strings.Contains(form.body, "(reader&#39;s comment: nothing about rotation)") {
+	if form.status != 200 || !strings.Contains(form.body, "- How do I rotate webhook secrets?") || !strings.Contains(form.body, "(reader&#39;s comment: nothing about rotation)") ||
+		!strings.Contains(form.body, `id="model-draft"`) || strings.Contains(form.body, `id="builtin-draft"`) {
 		t.Fatalf("the new-job form is not drafted: %d\n%s", form.status, form.body)
 	}
 	hidden := regexp.MustCompile(`name="(domain|gap|idem)" value="([^"]*)"`).FindAllStringSubmatch(form.body, -1)
@@ -267,13 +271,63 @@ func TestGapToJob(t *testing.T) {
 	if err != nil || len(links) != 1 || links[0].JobID != jobID || links[0].GapKey != vals.Get("gap") {
 		t.Fatalf("gap links = %+v, %v", links, err)
 	}
+	ls, err := f.store.GapLifecycles(t.Context(), "tern")
+	if err != nil || len(ls) != 1 || ls[0].JobID != jobID || ls[0].Key != vals.Get("gap") || ls[0].State != analytics.GapInProgress ||
+		!slices.Contains(ls[0].Questions, "How do I rotate webhook secrets?") {
+		t.Fatalf("gap lifecycles = %+v, %v", ls, err)
+	}
 	gaps = b.get("/ui/domains/tern/gaps")
-	if !strings.Contains(gaps.body, "/ui/projects/acme-docs/jobs/"+jobID) || !strings.Contains(gaps.body, `badge s-active">active`) {
+	if !strings.Contains(gaps.body, "/ui/projects/acme-docs/jobs/"+jobID) || !strings.Contains(gaps.body, `badge s-active">active`) ||
+		!strings.Contains(gaps.body, `badge g-in_progress">in progress`) {
 		t.Errorf("the gap does not show its job:\n%s", gaps.body)
 	}
 	// A gap of a domain over another project is refused.
 	if p := b.get("/ui/projects/acme-docs/jobs?domain=tern&gap=no+such+gap"); p.status != http.StatusNotFound {
 		t.Errorf("an unknown gap: %d", p.status)
+	}
+}
+
+// writingModel gives the project a model that writes.
+func writingModel(t *testing.T, f *fixture, project string) {
+	t.Helper()
+	p, err := f.store.GetProject(t.Context(), project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Model = "openai/gpt-test"
+	if err := f.store.UpdateProject(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGapToJobForBuiltin: on a project whose model is builtin, Gap → job
+// says the model cannot write the answer and drafts a builtin command it
+// can run (a page for a writer), the readers' questions in a comment.
+func TestGapToJobForBuiltin(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	addQuestions(t, f)
+	b := f.browser()
+	b.signIn(f.acmeKey)
+	m := gapLink.FindStringSubmatch(b.get("/ui/domains/tern/gaps").body)
+	if m == nil {
+		t.Fatal("no Gap → job link")
+	}
+	form := b.get(strings.ReplaceAll(m[1], "&amp;", "&"))
+	if form.status != http.StatusOK || !strings.Contains(form.body, `id="builtin-draft"`) || !strings.Contains(form.body, "cannot write the documentation") ||
+		!strings.Contains(form.body, "docsmith project update --id acme-docs --model openai/MODEL") {
+		t.Fatalf("the builtin form does not say what it drafts: %d\n%s", form.status, form.body)
+	}
+	draft := regexp.MustCompile(`(?s)<textarea[^>]*>(.*?)</textarea>`).FindStringSubmatch(form.body)
+	if draft == nil {
+		t.Fatal("no draft")
+	}
+	cmds, err := builtin.Parse(html.UnescapeString(draft[1]))
+	if err != nil || len(cmds) != 1 || cmds[0].Kind != builtin.AddPage || cmds[0].Path == "" {
+		t.Fatalf("the builtin draft does not parse as one add-page command: %v %+v\n%s", err, cmds, draft[1])
+	}
+	if !strings.Contains(draft[1], "- How do I rotate webhook secrets?") {
+		t.Errorf("the draft's comment lacks the readers' questions:\n%s", draft[1])
 	}
 }
 

@@ -33,8 +33,14 @@ type Config struct {
 	// Defaults 15 minutes and 1 minute.
 	BuildTimeout time.Duration
 	HeadTimeout  time.Duration
-	Now          func() time.Time
-	Log          *slog.Logger
+	// Built, when set, is called after each successful build of a
+	// domain's index with the domain and the build's commit ("" for a
+	// plain folder), in the build's goroutine: the next build of the
+	// domain waits for it. Its context ends with Close or after
+	// BuildTimeout.
+	Built func(ctx context.Context, d tenant.Domain, commit string)
+	Now   func() time.Time
+	Log   *slog.Logger
 }
 
 // Service rebuilds domains' indexes when their branches move.
@@ -169,6 +175,11 @@ func (s *Service) build(d tenant.Domain, reason string) {
 	s.failed(d.ID, err)
 	if rerr := s.cfg.Recorder.Record(s.ctx, d.ID, started, b, err); rerr != nil {
 		s.cfg.Log.Warn("index: recording the build failed", "domain", d.ID, "err", rerr)
+	}
+	if err == nil && s.cfg.Built != nil {
+		after, cancel := context.WithTimeout(s.ctx, s.cfg.BuildTimeout)
+		defer cancel()
+		s.cfg.Built(after, d, b.Commit)
 	}
 }
 

@@ -226,13 +226,32 @@ type fixture struct {
 	heads   *heads
 	indexer *indexer
 	svc     *freshness.Service
+	built   *builtLog
+}
+
+// builtLog is what the Built hook was called with.
+type builtLog struct {
+	mu    sync.Mutex
+	calls []string // "domain@commit"
+}
+
+func (b *builtLog) record(_ context.Context, d tenant.Domain, commit string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, d.ID+"@"+commit)
+}
+
+func (b *builtLog) list() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.calls)
 }
 
 const interval = 10 * time.Second
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, store: newMemStore(), heads: &heads{heads: map[string]string{}, errs: map[string]error{}}}
+	f := &fixture{clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, store: newMemStore(), heads: &heads{heads: map[string]string{}, errs: map[string]error{}}, built: &builtLog{}}
 	f.indexer = newIndexer(f.heads)
 	ts := tenants{
 		projects: map[string]tenant.Project{
@@ -250,7 +269,8 @@ func setup(t *testing.T) *fixture {
 		Tenants: ts, Heads: f.heads, Indexer: f.indexer,
 		Recorder:     freshness.NewRecorder(f.store, f.clock.Now, nil),
 		PollInterval: interval, MaxRetryAfter: 4 * interval,
-		Now: f.clock.Now,
+		Built: f.built.record,
+		Now:   f.clock.Now,
 	})
 	t.Cleanup(f.svc.Close)
 	return f
@@ -467,6 +487,10 @@ func TestFailedBuildKeepsTheServedCommit(t *testing.T) {
 	// Not an error that says what to fix: the reason points at the log.
 	if st.LastError != "internal error; the cause is in the server log" || st.Failures != 1 {
 		t.Errorf("recorded failure: %+v", st)
+	}
+	// The hook heard of the good build only, with its commit.
+	if got := f.built.list(); !slices.Equal(got, []string{"else@o1"}) {
+		t.Errorf("Built was called with %v, want [else@o1]", got)
 	}
 }
 

@@ -18,6 +18,7 @@ func analyticsCases() []testCase {
 		{"Analytics/DomainTurns", testDomainTurns},
 		{"Analytics/InsightsAndGaps", testInsightsAndGaps},
 		{"Analytics/GapJobs", testGapJobs},
+		{"Analytics/GapLifecycles", testGapLifecycles},
 		{"Analytics/DomainSpend", testDomainSpend},
 		{"Analytics/PageFeedback", testPageFeedback},
 	}
