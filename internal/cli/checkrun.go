@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -145,7 +146,10 @@ func localCheckRun(ctx context.Context, loader *config.Loader, env Env, domain, 
 	if err != nil {
 		return checkrun.Run{}, err
 	}
-	b, err := app.OpenBackend(ctx, cfg, cfg.Logger(env.Stderr))
+	// One logger for the store and the runner: two handlers writing to one
+	// stderr would interleave their lines.
+	log := cfg.Logger(env.Stderr)
+	b, err := app.OpenBackend(ctx, cfg, log)
 	if err != nil {
 		return checkrun.Run{}, err
 	}
@@ -154,7 +158,7 @@ func localCheckRun(ctx context.Context, loader *config.Loader, env Env, domain, 
 	if err != nil {
 		return checkrun.Run{}, err
 	}
-	runner, runs, err := localChecks(cfg, b, env)
+	runner, runs, err := localChecks(cfg, b, env, log)
 	if err != nil {
 		return checkrun.Run{}, err
 	}
@@ -176,8 +180,7 @@ type checkRunner interface {
 
 // localChecks is the runner and the store of runs of the backend, as a
 // server has them.
-func localChecks(cfg config.Config, b *app.Backend, env Env) (checkRunner, checkrun.Store, error) {
-	log := cfg.Logger(env.Stderr)
+func localChecks(cfg config.Config, b *app.Backend, env Env, log *slog.Logger) (checkRunner, checkrun.Store, error) {
 	git, err := gitcli.New(app.GitConfig(cfg, log))
 	if err != nil {
 		return nil, nil, fmt.Errorf("docsmith needs git: %w", err)
