@@ -12,8 +12,8 @@ import (
 	"github.com/docsmith/docsmith/internal/answercheck"
 	"github.com/docsmith/docsmith/internal/apperr"
 	"github.com/docsmith/docsmith/internal/assistant"
-	"github.com/docsmith/docsmith/internal/docs"
 	"github.com/docsmith/docsmith/internal/gitcli"
+	"github.com/docsmith/docsmith/internal/indexer"
 	"github.com/docsmith/docsmith/internal/llm"
 	"github.com/docsmith/docsmith/internal/projectrepo"
 	"github.com/docsmith/docsmith/internal/search"
@@ -257,7 +257,7 @@ func (r *Runner) read(ctx context.Context, d tenant.Domain, p tenant.Project, re
 		_, c.chunks, err = search.LoadFolder(src.Dir, p.DocsRoot, d.SiteURL)
 	}
 	if err != nil {
-		return candidate{}, apperr.Wrap(err, apperr.Conflict, "could not read the docs of %s at docs root %q: %s", ref, p.DocsRoot, docsProblem(err))
+		return candidate{}, apperr.Wrap(err, apperr.Conflict, "could not read the docs of %s at docs root %q: %s", ref, p.DocsRoot, indexer.DocsProblem(err))
 	}
 	return c, nil
 }
@@ -275,26 +275,6 @@ func checksFile(data []byte, err error) ([]byte, []string) {
 		return nil, []string{fp.Error()}
 	}
 	return nil, []string{fmt.Sprintf("%s could not be read: %s", answercheck.FilePath, gitcli.Redact(err.Error()))}
-}
-
-// docsProblem says what is wrong with the docs without naming server paths.
-func docsProblem(err error) string {
-	var ce *docs.ConfigError
-	var fe *search.FolderError
-	var tooLarge *docs.FileTooLargeError
-	switch {
-	case errors.As(err, &fe):
-		return gitcli.Redact(fe.Error())
-	case errors.As(err, &tooLarge):
-		return tooLarge.Error()
-	case errors.Is(err, docs.ErrSymlink):
-		return "the navigation config is a symbolic link, which docsmith does not follow"
-	case errors.As(err, &ce):
-		return ce.Error()
-	case errors.Is(err, fs.ErrNotExist):
-		return "there is no docs.json or mint.json there"
-	}
-	return "the files could not be read"
 }
 
 // fetchFailed says why the repository could not be read at ref.

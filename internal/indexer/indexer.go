@@ -308,7 +308,7 @@ func (x *Indexer) logBuilt(ctx context.Context, d tenant.Domain, p tenant.Projec
 
 // docsError says what is wrong with the docs of p, an apperr Conflict.
 func docsError(err error, p tenant.Project) error {
-	return apperr.Wrap(err, apperr.Conflict, "could not read the docs of project %s at docs root %q: %s", p.ID, p.DocsRoot, docsProblem(err))
+	return apperr.Wrap(err, apperr.Conflict, "could not read the docs of project %s at docs root %q: %s", p.ID, p.DocsRoot, DocsProblem(err))
 }
 
 func (x *Indexer) lock(domain string) *sync.Mutex {
@@ -322,8 +322,9 @@ func (x *Indexer) lock(domain string) *sync.Mutex {
 	return l
 }
 
-// docsProblem says what is wrong with the docs without naming server paths.
-func docsProblem(err error) string {
+// DocsProblem says what is wrong with docs that could not be loaded,
+// without naming server paths.
+func DocsProblem(err error) string {
 	var ce *docs.ConfigError
 	var re *search.FolderError
 	var tooLarge *docs.FileTooLargeError
@@ -384,7 +385,7 @@ func (x *Indexer) CheckProject(ctx context.Context, p tenant.Project) error {
 		_, _, err = search.LoadFolder(src.Dir, p.DocsRoot, "")
 	}
 	if err != nil {
-		return apperr.Wrap(err, apperr.Invalid, "docs root %q of repo %q: %s; set --docs-root to the folder that holds docs.json", p.DocsRoot, p.RepoURL, docsProblem(err))
+		return apperr.Wrap(err, apperr.Invalid, "docs root %q of repo %q: %s; set --docs-root to the folder that holds docs.json", p.DocsRoot, p.RepoURL, DocsProblem(err))
 	}
 	return nil
 }
