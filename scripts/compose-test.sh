@@ -3,7 +3,8 @@
 # API replicas, a worker, the balancer) under a project name of its own and
 # checks it as an operator would:
 #
-#   - the balancer and each replica answer /readyz;
+#   - the balancer and each replica answer /readyz; the replicas serve
+#     /metrics and the balancer does not;
 #   - the setup service seeded the docs and printed an admin key;
 #   - a job created through replica 1 is read through replica 2;
 #   - replica 1 is stopped while the job's turn runs on the worker, and the
@@ -136,6 +137,13 @@ api2="http://$(compose port api2 8080)"
 for url in "$lb" "$api1" "$api2"; do
 	curl -fsS --max-time 5 "$url/readyz" >/dev/null || fail "$url/readyz does not answer 200"
 done
+
+# Metrics are scraped from each process, never through the published port.
+curl -fsS --max-time 5 "$api2/metrics" | grep -q '^docsmith_http_requests_total' || fail "replica 2 serves no metrics"
+code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$lb/metrics")"
+[ "$code" = 404 ] || fail "the balancer answers /metrics with $code; want 404"
+code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$lb/%6detrics")"
+[ "$code" = 404 ] || fail "the balancer answers /%6detrics with $code; want 404"
 
 key="$(compose logs --no-color setup | sed -n 's/.*created admin key .*(shown once): \(svc_[A-Za-z0-9_]*\).*/\1/p' | head -1)"
 [ -n "$key" ] || fail "the setup service's log has no admin key"
