@@ -134,6 +134,9 @@ step "up in ${up_took}s"
 lb="http://$(compose port lb 8080)"
 api1="http://$(compose port api1 8080)"
 api2="http://$(compose port api2 8080)"
+# Replica 1 is stopped with docker stop, as docker-compose stop would,
+# without the seconds docker-compose takes to start while the turn runs.
+api1_id="$(compose ps -q api1)"
 for url in "$lb" "$api1" "$api2"; do
 	curl -fsS --max-time 5 "$url/readyz" >/dev/null || fail "$url/readyz does not answer 200"
 done
@@ -181,10 +184,8 @@ for ((i = 0; i < 600; i++)); do
 done
 [ "$(turn "$out")" = running ] || fail "the worker did not start the job's turn in 60s: $out"
 step "the turn is running; stopping replica 1"
-# docker stop, as docker-compose stop would, without the seconds
-# docker-compose takes to start.
 stop_started=$(date +%s%3N)
-docker stop --time 30 "$(compose ps -q api1)" >/dev/null
+docker stop --time 30 "$api1_id" >/dev/null
 stop_ms=$(($(date +%s%3N) - stop_started))
 out="$(job "$api2" get "$id")"
 [ "$(field "$out" status)" = active ] ||
