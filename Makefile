@@ -171,6 +171,18 @@ bench-freshness: gitea ## Time from a push to search, MCP and llms-full.txt serv
 bench-mcp: ## MCP search latency (p50, p99) from the Go SDK client to a running server, on a large docs site
 	DOCSMITH_BENCH_SITE=$(abspath $(CORPORA))/mintlify $(GO) test ./internal/app -run '^$$' -bench MCPSearch -benchtime 2000x
 
+# The scale-out topology of compose.yaml: PostgreSQL, Redis, migrate, two API
+# replicas and a worker behind one port (docs/operations/compose.mdx).
+.PHONY: compose-up
+compose-up: ## Bring up compose.yaml's topology on port 8080 (needs the docsmith:local image; writes the secrets once)
+	./scripts/compose-secrets.sh
+	@if docker compose version >/dev/null 2>&1; then docker compose up --detach; else docker-compose up --detach; fi
+	@echo 'the keys are in: docker compose logs setup (or docker-compose logs setup)'
+
+.PHONY: compose-test
+compose-test: ## Build the images, bring up compose.yaml under a project of its own, stop an API replica mid-job, check the job completes; tear down
+	./scripts/compose-test.sh
+
 $(GOLANGCI_LINT):
 	GOBIN=$(CACHE)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 
