@@ -21,7 +21,8 @@ FROM ${BASE_IMAGE}
 #
 # apt-get clean matters: a base made with debootstrap keeps every
 # downloaded package in /var/cache/apt (about 100 MB here) unless told.
-RUN apt-get update \
+RUN export DEBIAN_FRONTEND=noninteractive \
+	&& apt-get update \
 	&& apt-get install -y --no-install-recommends git ca-certificates curl tini \
 	&& apt-get clean \
 	&& rm -rf /var/lib/apt/lists/* /var/cache/apt/* \
