@@ -22,6 +22,21 @@ build: ## Build bin/docsmith
 run: build ## Serve on 127.0.0.1:8080 with SQLite in ./data (prints demo keys on first start)
 	./$(BIN) serve
 
+IMAGE      ?= docsmith:local
+BASE_IMAGE ?= debian:bookworm-slim
+
+# The base image comes from a registry when one answers, else it is made
+# from Debian's packages (debootstrap, as root).
+.PHONY: image
+image: build ## Build the container image $(IMAGE) from bin/docsmith (makes the base image if missing) and print its size
+	@docker image inspect $(BASE_IMAGE) >/dev/null 2>&1 || docker pull -q $(BASE_IMAGE) 2>/dev/null || ./scripts/debian-base-image.sh $(BASE_IMAGE)
+	docker build --build-arg BASE_IMAGE=$(BASE_IMAGE) --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+	@docker image inspect -f '{{.Size}}' $(IMAGE) | awk '{ printf "$(IMAGE): %.0f MB\n", $$1 / 1e6 }'
+
+.PHONY: image-test
+image-test: image ## Run the image on a fresh volume: health check, an assistant answer, a builtin job, a clean stop
+	IMAGE=$(IMAGE) ./scripts/image-test.sh
+
 .PHONY: gitea
 gitea: ## Build the Gitea server the forge tests run against (once, cached)
 	@./scripts/build-gitea.sh >/dev/null

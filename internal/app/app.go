@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -311,8 +310,8 @@ func (m *Main) Start(ctx context.Context) error {
 		}
 	}
 	if demo != nil {
-		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at http://%s%s/\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1), demosite.Prefix)
-		fmt.Fprintf(m.Out, "docsmith: the dashboard is at http://%s/ui/ (sign in with the demo admin key)\n", strings.Replace(ln.Addr().String(), "0.0.0.0", "127.0.0.1", 1))
+		fmt.Fprintf(m.Out, "docsmith: the demo docs site with the chat widget is at %s%s/\n", localURL(ln.Addr().String()), demosite.Prefix)
+		fmt.Fprintf(m.Out, "docsmith: the dashboard is at %s/ui/ (sign in with the demo admin key)\n", localURL(ln.Addr().String()))
 	}
 	m.Log.Info("docsmith started", "addr", ln.Addr().String(), "data_dir", m.Config.DataDir, "backend", b.Kind, "role", m.Config.Role, "workers", m.Config.Workers)
 	return nil

@@ -78,7 +78,7 @@ func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, i
 	if err != nil {
 		return err
 	}
-	base := "http://" + strings.Replace(cfg.Addr, "0.0.0.0", "127.0.0.1", 1)
+	base := localURL(cfg.Addr)
 	fmt.Fprintf(out, `
 docsmith: first start, so a demo organization %q with project %q and
 assistant domain %q was created.
