@@ -22,6 +22,10 @@ build: ## Build bin/docsmith
 run: build ## Serve on 127.0.0.1:8080 with SQLite in ./data (prints demo keys on first start)
 	./$(BIN) serve
 
+.PHONY: docs
+docs: ## Regenerate docs/'s configuration and API reference pages from the config table and the OpenAPI document
+	$(GO) run ./internal/docsite/gen docs
+
 .PHONY: gitea
 gitea: ## Build the Gitea server the forge tests run against (once, cached)
 	@./scripts/build-gitea.sh >/dev/null
