@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/docsmith/docsmith"
 	"github.com/docsmith/docsmith/examples"
@@ -140,5 +141,36 @@ func TestPages(t *testing.T) {
 	site.ServeHTTP(b, httptest.NewRequest(http.MethodGet, "/demo/", nil))
 	if a.Header().Get("Content-Security-Policy") == b.Header().Get("Content-Security-Policy") {
 		t.Error("two pages share a CSP nonce")
+	}
+}
+
+// TestComponents: components become HTML outside code, and stay as
+// written inside it.
+func TestComponents(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"docs.json": {Data: []byte(`{"name": "T", "navigation": {"groups": [{"group": "G", "pages": ["index"]}]}}`)},
+		"index.mdx": {Data: []byte("---\ntitle: Home\n---\n\n{/* a comment\n   on two lines */}\n\n<Tip>Short tip.</Tip>\n\n" +
+			"```mdx example.mdx\n<Note>\n  Kept.\n</Note>\n<Tip>Inline kept.</Tip>\n```\n\n" +
+			"<Accordion title=\"More <b>\">\n  Hidden text.\n</Accordion>\n\n<ParamField path=\"id\" type=\"string\" required>\n  The id.\n</ParamField>\n")},
+	}
+	site, err := demosite.New(demosite.Config{Docs: fsys, Domain: "d", Key: "k", WidgetPath: "/w.js"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, site, "/demo/")
+	for _, w := range []string{
+		`<div class="callout callout-tip"><p class="callout-label">Tip</p>`, "<p>Short tip.</p>",
+		`<p class="code-title">example.mdx</p>`,
+		"<code class=\"language-mdx\">&lt;Note&gt;\n  Kept.\n&lt;/Note&gt;\n&lt;Tip&gt;Inline kept.&lt;/Tip&gt;\n</code>",
+		`<details><summary>More &lt;b&gt;</summary>`, "<p>Hidden text.</p>",
+		`<div class="field"><p><code>id</code> <span class="type">string</span> <span class="required">required</span></p>`,
+	} {
+		if !strings.Contains(body, w) {
+			t.Errorf("no %q in\n%s", w, body)
+		}
+	}
+	if strings.Contains(body, "comment") {
+		t.Error("the MDX comment is shown")
 	}
 }

@@ -19,7 +19,7 @@ import (
 var (
 	// tagLine is a line holding only an MDX component's opening, closing
 	// or self-closing tag.
-	tagLine = regexp.MustCompile(`^</?([A-Z][A-Za-z0-9.]*)(\s[^>]*?)?\s*(/?)>$`)
+	tagLine = regexp.MustCompile(`^</?([A-Z][A-Za-z0-9.]*)((?:\s+[^\s"'{}>/=]+(?:=(?:"[^"]*"|'[^']*'|\{[^}]*\}))?)*)\s*(/?)>$`)
 	// inlineTag is a component with its content on one line:
 	// <Note>Text</Note>.
 	inlineTag   = regexp.MustCompile(`^(<([A-Z][A-Za-z0-9.]*)(?:\s[^>]*)?>)(.*)(</([A-Z][A-Za-z0-9.]*)>)$`)
@@ -37,6 +37,7 @@ var callouts = map[string]string{
 // renderer collects the HTML of one page's components.
 type renderer struct {
 	blocks []string
+	open   []string // the components drawn and not closed yet
 }
 
 // block returns a placeholder paragraph for a piece of HTML.
@@ -170,9 +171,13 @@ func fenceTitle(info string) (lang, title string) {
 // own indentation only.
 func (r *renderer) markdown(body []byte) []byte {
 	var lines []string
+	inFence := false
 	for _, line := range strings.Split(string(body), "\n") {
-		// One-line components become three lines.
-		if m := inlineTag.FindStringSubmatch(strings.TrimSpace(line)); m != nil && m[2] == m[5] {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+		}
+		// One-line components become three lines (outside code).
+		if m := inlineTag.FindStringSubmatch(strings.TrimSpace(line)); !inFence && m != nil && m[2] == m[5] {
 			lines = append(lines, m[1], m[3], m[4])
 			continue
 		}
@@ -215,8 +220,16 @@ func (r *renderer) markdown(body []byte) []byte {
 			closing := strings.HasPrefix(strings.TrimSpace(trimmed), "</")
 			a := attrs(m[2])
 			h := component(m[1], a, closing)
-			if m[3] == "/" && h != "" && !closing { // self-closing
+			switch {
+			case h == "":
+			case closing && (len(r.open) == 0 || r.open[len(r.open)-1] != m[1]):
+				h = "" // closes nothing drawn: drawing it would unbalance the page
+			case closing:
+				r.open = r.open[:len(r.open)-1]
+			case m[3] == "/": // self-closing
 				h += component(m[1], a, true)
+			default:
+				r.open = append(r.open, m[1])
 			}
 			if h != "" {
 				out.WriteString(r.block(h))
@@ -230,6 +243,10 @@ func (r *renderer) markdown(body []byte) []byte {
 		}
 		out.WriteString(line + "\n")
 	}
+	for i := len(r.open) - 1; i >= 0; i-- {
+		out.WriteString(r.block(component(r.open[i], nil, true)))
+	}
+	r.open = nil
 	return []byte(out.String())
 }
 
