@@ -232,7 +232,7 @@ details { border: 1px solid var(--line); border-radius: 8px; padding: 6px 14px; 
 .endpoint { font-size: 15px; } .method { display: inline-block; padding: 1px 8px; border-radius: 5px; font-weight: 700; font-size: 13px; color: #fff; background: #2563eb; }
 .method-post { background: #16a34a; } .method-delete { background: #dc2626; } .method-put, .method-patch { background: #d97706; }
 @media (max-width: 760px) {
-  header { gap: 8px; padding: 0 12px; } .wrap { display: block; }
+  header { gap: 8px; padding: 0 12px; } .wrap { display: block; } .banner .more { display: none; }
   .menu-label { display: block; padding: 8px 16px; border-bottom: 1px solid var(--line); font-weight: 600; cursor: pointer; }
   .side { display: none; width: auto; border-right: 0; }
   #menu:checked ~ .wrap .side { display: block; }
@@ -241,7 +241,7 @@ details { border: 1px solid var(--line); border-radius: 8px; padding: 6px 14px; 
 </style>
 </head>
 <body>
-<div class="banner"><strong>docsmith demo.</strong> This docs site is served by docsmith from the demo project's repository. Ask it a question with the chat button at the bottom right, select text to ask about it, or use “Ask about this code” on a code block.</div>
+<div class="banner"><strong>docsmith demo.</strong> This docs site is served by docsmith from the demo project's repository. Ask it a question with the chat button at the bottom right<span class="more">, select text to ask about it, or use “Ask about this code” on a code block</span>.</div>
 <header><a class="name" href="{{.Prefix}}/">{{.Site}}</a>
 {{if gt (len .Tabs) 1}}<nav class="tabs-nav" aria-label="Sections">{{range $i, $t := .Tabs}}<a href="{{$.Prefix}}/{{if ne $t.First "index"}}{{$t.First}}{{end}}"{{if eq $i $.Page.Tab}} aria-current="true"{{end}}>{{$t.Title}}</a>{{end}}</nav>{{end}}
 </header>
