@@ -1,7 +1,7 @@
 // Package docsmith carries docsmith's own documentation site, docs/, in the
 // binary: the demo serves it, the demo's assistant answers from it, and the
-// API serves its OpenAPI document. It sits at the module root because
-// go:embed reaches only files under the embedding package's directory.
+// API serves its OpenAPI document. It sits at the module root because an
+// embed directive reaches only files under its package's directory.
 package docsmith
 
 import (

@@ -89,7 +89,7 @@ func Generate(dir string) error {
 	if err != nil {
 		return fmt.Errorf("open the docs directory: %w", err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	openapi, err := root.ReadFile(docsmith.OpenAPIPath)
 	if err != nil {
 		return fmt.Errorf("read the OpenAPI document: %w", err)
