@@ -37,6 +37,10 @@ image: build ## Build the container image $(IMAGE) from bin/docsmith (makes the 
 image-test: image ## Run the image on a fresh volume: health check, an assistant answer, a builtin job, a clean stop
 	IMAGE=$(IMAGE) ./scripts/image-test.sh
 
+.PHONY: docs
+docs: ## Regenerate docs/'s configuration and API reference pages from the config table and the OpenAPI document
+	$(GO) run ./internal/docsite/gen docs
+
 .PHONY: gitea
 gitea: ## Build the Gitea server the forge tests run against (once, cached)
 	@./scripts/build-gitea.sh >/dev/null

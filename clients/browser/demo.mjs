@@ -2,8 +2,11 @@
 // example question, and the time from sending a question to the first
 // answer text on screen is measured over several runs (started by
 // BenchmarkWidgetFirstToken and TestDemoPageInBrowser). Input on stdin:
-//   {chromium, page, runs, artifacts, apiQuestion?}
-// Prints {firstTokenMs: [...], totalMs: [...], text, sources, console}.
+//   {chromium, page, runs, artifacts, apiQuestion?, shots?}
+// Prints {firstTokenMs: [...], totalMs: [...], text, sources, console,
+// overflow}. With shots (page URLs) and artifacts, each page is also
+// captured on a desktop and on a phone (menu open too), and overflow lists
+// the phone pages wider than the screen.
 
 import { launch, log, readInput } from './lib.mjs';
 
@@ -66,6 +69,30 @@ try {
     await page.screenshot({ path: `${input.artifacts}/demo-answer.png` });
     await page.evaluate(() => window.docsmith.close());
     await page.screenshot({ path: `${input.artifacts}/demo-closed.png` });
+  }
+  if (input.shots?.length && input.artifacts) {
+    out.overflow = [];
+    const name = (u, i) => `${String(i).padStart(2, '0')}-${new URL(u).pathname.replace(/^\/demo\/?/, '').replaceAll('/', '-') || 'index'}`;
+    for (const [i, u] of input.shots.entries()) {
+      await page.goto(u);
+      await page.screenshot({ path: `${input.artifacts}/desktop-${name(u, i)}.png` });
+    }
+    const phone = await launch(input, { hasTouch: true, isMobile: true, viewport: { width: 390, height: 844 } });
+    try {
+      const p = await phone.context.newPage();
+      p.on('pageerror', (e) => out.console.push(`pageerror: ${e.message}`));
+      for (const [i, u] of input.shots.entries()) {
+        await p.goto(u);
+        await p.screenshot({ path: `${input.artifacts}/phone-${name(u, i)}.png` });
+        const wide = await p.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+        if (wide) out.overflow.push(u);
+      }
+      await p.locator('label[for=menu]').click();
+      await p.screenshot({ path: `${input.artifacts}/phone-menu.png` });
+      out.menuShown = await p.locator('nav.side').isVisible();
+    } finally {
+      await phone.close();
+    }
   }
   log('demo runs', out.firstTokenMs.length);
 } catch (err) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/agentrun"
 	"github.com/docsmith/docsmith/internal/analytics"
@@ -53,6 +53,9 @@ type Main struct {
 	Now    func() time.Time
 	// LookupEnv reads the forge tokens projects name; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// DemoDocs is the docs site a first start's demo project begins with,
+	// and the demo page shows; nil means docsmith's own docs.
+	DemoDocs fs.FS
 
 	backend  *Backend
 	fresh    *freshness.Service
@@ -111,7 +114,7 @@ func (m *Main) Start(ctx context.Context) error {
 	widgetBundle := widget.Embedded()
 	var demo http.Handler
 	if m.Config.Demo && b.Kind == BackendSQLite { // its repository is local to this process
-		if err := createDemo(ctx, tenants, git, indexer, m.Config, m.Out); err != nil {
+		if err := createDemo(ctx, tenants, git, indexer, m.Config, demoDocs(m.DemoDocs), m.Out); err != nil {
 			_ = b.Close()
 			return fmt.Errorf("create demo organization: %w", err)
 		}
@@ -324,7 +327,11 @@ func (m *Main) demoSite(ctx context.Context, tenants *tenant.Service, widgetPath
 	if err != nil || key == "" {
 		return nil, err
 	}
-	site, err := demosite.New(demosite.Config{Docs: examples.DemoDocs(), Domain: DemoDomain, Key: key, WidgetPath: widgetPath})
+	cfg := demosite.Config{Docs: demoDocs(m.DemoDocs), Domain: DemoDomain, Key: key, WidgetPath: widgetPath}
+	if m.DemoDocs == nil {
+		cfg.Examples = DemoQuestions()
+	}
+	site, err := demosite.New(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/answercheck"
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/assistant"
@@ -51,7 +52,7 @@ func TestDashboardChecksInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	m := &app.Main{Config: cfg, Log: cfg.Logger(io.Discard), Out: &out}
+	m := &app.Main{Config: cfg, Log: cfg.Logger(io.Discard), Out: &out, DemoDocs: examples.DemoDocs()}
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/app"
 	"github.com/docsmith/docsmith/internal/browsertest"
@@ -76,7 +77,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	m := &app.Main{Config: cfg, Log: cfg.Logger(io.Discard), Out: &out} // the real agent
+	m := &app.Main{Config: cfg, Log: cfg.Logger(io.Discard), Out: &out, DemoDocs: examples.DemoDocs()} // the real agent
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

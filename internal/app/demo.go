@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/docsmith/docsmith"
 	"github.com/docsmith/docsmith/examples"
 	"github.com/docsmith/docsmith/internal/apikey"
 	"github.com/docsmith/docsmith/internal/apperr"
@@ -26,16 +27,36 @@ const (
 	DemoDomain  = "demo"
 )
 
+// DemoQuestions are the example questions the demo page's widget offers
+// about docsmith's own docs; each is answered from them.
+func DemoQuestions() []string {
+	return []string{
+		"How do I add the widget to my site?",
+		"How do I run docsmith in a container?",
+		"How do I back up docsmith?",
+	}
+}
+
 // demoIndexer builds the demo domain's search index.
 type demoIndexer interface {
 	Index(ctx context.Context, d tenant.Domain) (indexer.IndexResult, error)
 }
 
+// demoDocs is the docs site of the demo project: docs, or docsmith's own
+// docs when nil.
+func demoDocs(docs fs.FS) fs.FS {
+	if docs == nil {
+		return docsmith.Docs()
+	}
+	return docs
+}
+
 // createDemo gives a fresh install something to try: on the first start with
 // an empty store it creates an organization, a project, and one key of each
 // kind, and an assistant domain over the project, indexed, and prints the
-// keys (once) with commands to paste.
-func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, indexer demoIndexer, cfg config.Config, out io.Writer) error {
+// keys (once) with commands to paste. The project's repository starts with
+// the docs site docs and the sample workflow.
+func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, indexer demoIndexer, cfg config.Config, docs fs.FS, out io.Writer) error {
 	orgs, err := tenants.Store().ListOrgs(ctx)
 	if err != nil || len(orgs) > 0 {
 		return err
@@ -45,10 +66,8 @@ func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, i
 		return err
 	}
 	if _, err := os.Stat(repo); err != nil {
-		if err := git.SeedBare(ctx, repo, "main", examples.DemoDocs(), gitcli.CommitOptions{
-			Message: "Sample docs", AuthorName: cfg.Agent.AuthorName, AuthorEmail: cfg.Agent.AuthorEmail,
-		}); err != nil {
-			return fmt.Errorf("create the sample docs repository: %w", err)
+		if err := seedDemoRepo(ctx, git, repo, docs, cfg); err != nil {
+			return fmt.Errorf("create the demo docs repository: %w", err)
 		}
 	}
 	if _, err := tenants.CreateOrg(ctx, DemoOrg); err != nil {
@@ -59,12 +78,12 @@ func createDemo(ctx context.Context, tenants *tenant.Service, git *gitcli.Git, i
 		return err
 	}
 	// Any origin may call the demo assistant from a browser: it has only
-	// the sample docs to tell.
+	// public docs to tell.
 	domain, err := tenants.CreateDomain(ctx, tenant.Domain{ID: DemoDomain, OrgID: DemoOrg, ProjectID: project.ID, AllowedOrigins: []string{"*"}, FinishThreadID: true})
 	if err != nil {
 		return err
 	}
-	indexed := "The demo domain's search index was built from the sample docs"
+	indexed := "The demo domain's search index was built from these docs"
 	if res, err := indexer.Index(ctx, domain); err != nil {
 		indexed = fmt.Sprintf("Building the demo domain's search index failed (%v); run 'docsmith index %s' to retry", err, DemoDomain)
 	} else {
@@ -87,22 +106,22 @@ These keys are shown once; only their hashes are stored.
   admin key (agent endpoints):          %s
   assistant key (assistant endpoints):  %s
 
-The demo project works on a sample docs repository at
+The demo project works on a copy of docsmith's own docs, in a repository at
   %s
 with the builtin model, which needs no LLM. Create an agent job, then follow it:
 
   curl -s -X POST %s/v2/agent/%s/job \
     -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
-    -d '{"prompt": "replace \"4000\" with \"4321\" in reference/serve"}'
+    -d '{"prompt": "replace \"five minutes\" with \"a few minutes\" in quickstart"}'
 
   curl -s %s/v2/agent/%s/jobs -H 'Authorization: Bearer %s'
   curl -s %s/v2/agent/%s/job/JOB_ID -H 'Authorization: Bearer %s'
   curl -sN %s/v2/agent/%s/job/JOB_ID/events -H 'Authorization: Bearer %s'
 
-The job's branch appears in the sample repository:
+The job's branch appears in the demo repository:
   git --git-dir %s log --oneline --all
 
-The sample docs also carry a workflow, .mintlify/workflows/check-navigation.md,
+The demo repository also carries a workflow, .mintlify/workflows/check-navigation.md,
 that checks the navigation every ten minutes; each run is a job. Run it now:
 
   curl -s -X POST %s/v2/agent/%s/workflows/check-navigation/run -H 'Authorization: Bearer %s'
@@ -112,9 +131,9 @@ quotes and cites the docs; set a domain model like openai/NAME for written answe
 
   curl -sN -X POST %s/discovery/v2/assistant/%s/message \
     -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
-    -d '{"fp": "anonymous", "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "How do I preview my site?"}]}]}'
+    -d '{"fp": "anonymous", "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "How do I add the widget to my site?"}]}]}'
 
-The index follows the sample repository by itself: a push to its main branch
+The index follows the demo repository by itself: a push to its main branch
 is served after the next poll (index_poll_interval), only changed pages read
 again. See what the assistant serves now:
 
@@ -129,6 +148,28 @@ again. See what the assistant serves now:
 		indexed, base, domain.ID, assistantKey,
 		base, domain.ID, admin)
 	return nil
+}
+
+// seedDemoRepo creates the demo project's repository: the docs site, and
+// the sample workflow in .mintlify/workflows beside it.
+func seedDemoRepo(ctx context.Context, git *gitcli.Git, repo string, docs fs.FS, cfg config.Config) error {
+	files, err := os.MkdirTemp(filepath.Dir(repo), ".demo-docs-*")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(files) }()
+	if err := os.CopyFS(files, docs); err != nil {
+		return fmt.Errorf("copy the docs: %w", err)
+	}
+	workflows := filepath.Join(files, ".mintlify", "workflows")
+	if _, err := os.Stat(workflows); errors.Is(err, fs.ErrNotExist) {
+		if err := os.CopyFS(workflows, examples.DemoWorkflows()); err != nil {
+			return fmt.Errorf("copy the sample workflow: %w", err)
+		}
+	}
+	return git.SeedBare(ctx, repo, "main", os.DirFS(files), gitcli.CommitOptions{
+		Message: "Demo docs", AuthorName: cfg.Agent.AuthorName, AuthorEmail: cfg.Agent.AuthorEmail,
+	})
 }
 
 // demoWidgetKeyFile holds the assistant key the demo page embeds, in the

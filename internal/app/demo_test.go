@@ -67,7 +67,7 @@ func TestDemoPage(t *testing.T) {
 		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/demo/" {
 			t.Errorf("GET / is %d to %q", res.StatusCode, res.Header.Get("Location"))
 		}
-		res, err = client.Get(base + "/demo/guides/install")
+		res, err = client.Get(base + "/demo/assistant/widget")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestDemoPage(t *testing.T) {
 			t.Fatalf("demo page %d:\n%s", res.StatusCode, page)
 		}
 		keys = append(keys, key[1])
-		body, _ := json.Marshal(askBody("How do I install Quill?", ""))
+		body, _ := json.Marshal(askBody("How do I add the widget to my site?", ""))
 		req, _ := http.NewRequest(http.MethodPost, base+"/discovery/v2/assistant/demo/message", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key[1])
 		req.Header.Set("Content-Type", "application/json")
@@ -111,6 +111,8 @@ type demoRun struct {
 	APIQuestion     string
 	APISources      []string
 	FocusAfterClose string
+	Overflow        []string
+	MenuShown       bool
 }
 
 // TestDemoPageInBrowser is the new user's first minute: make run, open the
@@ -126,7 +128,11 @@ func TestDemoPageInBrowser(t *testing.T) {
 
 	var run demoRun
 	browser.Run(t, "demo.mjs", map[string]any{
-		"page": base + "/demo/guides/install", "runs": 1, "artifacts": artifacts, "apiQuestion": "How do I change the theme?",
+		"page": base + "/demo/assistant/widget", "runs": 1, "artifacts": artifacts, "apiQuestion": "How do I open the widget from my own search box?",
+		// docsmith's docs as the demo shows them, on a desktop and a phone:
+		// tabs, steps, callouts, code groups, an API page, the generated
+		// configuration reference.
+		"shots": []string{base + "/demo/", base + "/demo/assistant/widget", base + "/demo/api-reference/agent/create-job", base + "/demo/reference/configuration"},
 	}, &run)
 	if run.Failure != "" {
 		t.Fatalf("browser: %s\nconsole: %q", run.Failure, run.Console)
@@ -134,17 +140,20 @@ func TestDemoPageInBrowser(t *testing.T) {
 	if len(run.Console) > 0 {
 		t.Errorf("console: %q", run.Console)
 	}
-	if len(run.Examples) != 3 || !strings.Contains(run.Text, "brew install quill") {
+	if len(run.Overflow) > 0 || !run.MenuShown {
+		t.Errorf("on a phone, pages wider than the screen: %q; the menu opens: %v", run.Overflow, run.MenuShown)
+	}
+	if !slices.Equal(run.Examples, app.DemoQuestions()) || !strings.Contains(run.Text, "script") {
 		t.Errorf("examples %q, answer %q", run.Examples, run.Text)
 	}
-	if len(run.Sources) == 0 || pageOf(run.Sources[0]) != base+"/demo/guides/install" {
-		t.Errorf("sources %q, want the demo site's install page first", run.Sources)
+	if len(run.Sources) == 0 || pageOf(run.Sources[0]) != base+"/demo/assistant/widget" {
+		t.Errorf("sources %q, want the demo site's widget page first", run.Sources)
 	}
 	if run.FocusAfterClose != "launcher" {
 		t.Errorf("after closing, the focus is on %q, want the launcher it was opened from", run.FocusAfterClose)
 	}
 	// docsmith.open(question), as a site's search box would call it.
-	if run.APIQuestion != "How do I change the theme?" || len(run.APISources) == 0 || pageOf(run.APISources[0]) != base+"/demo/guides/themes" {
+	if run.APIQuestion != "How do I open the widget from my own search box?" || len(run.APISources) == 0 || pageOf(run.APISources[0]) != base+"/demo/assistant/widget" {
 		t.Errorf("docsmith.open(question): asked %q, sources %q", run.APIQuestion, run.APISources)
 	}
 }
@@ -192,8 +201,90 @@ func TestDemoPageUnreadableKey(t *testing.T) {
 	}
 }
 
+// TestDemoAnswersFromDocsmithDocs is a newcomer asking docsmith about
+// docsmith: after a first start, the printed assistant key and question get
+// an answer from docsmith's own docs that cites the widget page, and the
+// printed job prompt, run by the real agent with the builtin model, edits
+// the quickstart on a branch of the demo repository.
+func TestDemoAnswersFromDocsmithDocs(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DOCSMITH_DATA_DIR": t.TempDir(), "DOCSMITH_ADDR": "127.0.0.1:0", "DOCSMITH_DEMO": "true",
+		"DOCSMITH_WORKERS": "1", "DOCSMITH_WORKFLOW_TICK": "1h", "DOCSMITH_QUEUE_POLL": "100ms"}
+	cfg, err := config.Bind(flag.NewFlagSet("serve", flag.ContinueOnError), true).Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	m := &app.Main{Config: cfg, Log: cfg.Logger(io.Discard), Out: &out} // the real agent
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	printed := out.String()
+	const question = "How do I add the widget to my site?"
+	const prompt = `replace \"five minutes\" with \"a few minutes\" in quickstart`
+	for _, want := range []string{question, prompt, "docsmith's own docs"} {
+		if !strings.Contains(printed, want) {
+			t.Fatalf("the first start does not print %q:\n%s", want, printed)
+		}
+	}
+	assistantKey := regexp.MustCompile(`assistant key \(assistant endpoints\):\s+(svc_dsc_\S+)`).FindStringSubmatch(printed)
+	adminKey := regexp.MustCompile(`admin key \(agent endpoints\):\s+(svc_\S+)`).FindStringSubmatch(printed)
+	if assistantKey == nil || adminKey == nil {
+		t.Fatalf("no keys in the first start's output:\n%s", printed)
+	}
+	base := "http://" + m.Addr()
+	if i := strings.Index(printed, "The demo domain's search index"); i >= 0 {
+		line, _, _ := strings.Cut(printed[i:], ".")
+		t.Log(line)
+	}
+
+	body, _ := json.Marshal(askBody(question, ""))
+	req, _ := http.NewRequest(http.MethodPost, base+"/discovery/v2/assistant/"+app.DemoDomain+"/message", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+assistantKey[1])
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("ask: %d %s", res.StatusCode, stream)
+	}
+	var sources, text []string
+	for _, c := range uiChunks(t, stream) {
+		switch c["type"] {
+		case "source-url":
+			sources = append(sources, pageOf(c["url"].(string)))
+		case "text-delta":
+			text = append(text, c["delta"].(string))
+		}
+	}
+	answer := strings.Join(text, "")
+	if len(sources) == 0 || !strings.HasSuffix(sources[0], "assistant/widget") || !strings.Contains(answer, "widget.js") {
+		t.Fatalf("sources %q, answer %q: want the widget page cited first and its script tag quoted", sources, answer)
+	}
+
+	// The printed job prompt, as pasted.
+	jobs := base + "/v2/agent/" + app.DemoProject
+	var job struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	apiCall(t, adminKey[1], http.MethodPost, jobs+"/job", `{"prompt": "replace \"five minutes\" with \"a few minutes\" in quickstart"}`, http.StatusCreated, &job)
+	deadline := time.Now().Add(60 * time.Second)
+	for job.Status != "completed" {
+		if job.Status == "failed" || time.Now().After(deadline) {
+			t.Fatalf("the printed job prompt's job: %+v", job)
+		}
+		time.Sleep(100 * time.Millisecond)
+		apiCall(t, adminKey[1], http.MethodGet, jobs+"/job/"+job.ID, "", http.StatusOK, &job)
+	}
+}
+
 // TestDemoScheduledWorkflowRuns: make run's demo shows a scheduled
-// workflow working. The sample docs' check-navigation workflow is read on
+// workflow working. The demo repository's check-navigation workflow is read on
 // the first start, and when its next ten-minute slot comes (the clock is
 // moved there) the real agent runs it with the builtin model: a job with
 // trigger schedule that reports on the navigation and changes nothing.

@@ -3,7 +3,7 @@ package app_test
 // End-to-end tests of the agent-job API through the real server: app.Main
 // with its SQLite store, workers and HTTP server on a random port, set up
 // through the real CLI. Every response a test receives is validated against
-// internal/httpapi/openapi.json by the client's transport, so the document
+// docs/api-reference/openapi.json by the client's transport, so the document
 // and the server cannot drift apart unnoticed.
 
 import (

@@ -741,6 +741,36 @@ func Help(w io.Writer) error {
 	return tw.Flush()
 }
 
+// OptionDoc describes one option of the table for the documentation.
+type OptionDoc struct {
+	// Name is the key in a configuration file.
+	Name string
+	// Env is the environment variable; a secret option is also read from
+	// the file that Env+"_FILE" names.
+	Env string
+	// Flags are the command-line flags, "--name" first.
+	Flags       []string
+	Default     string
+	Description string
+	Secret      bool
+	// Common options are flags of every command, not only of serve.
+	Common bool
+}
+
+// Options lists every option in the table's order, for the generated
+// configuration reference.
+func Options() []OptionDoc {
+	var out []OptionDoc
+	for _, o := range table() {
+		d := OptionDoc{Name: o.name, Env: o.EnvName(), Flags: []string{"--" + o.flagName()}, Default: o.def, Description: o.desc, Secret: o.secret, Common: o.common}
+		if o.name == "data_dir" {
+			d.Flags = append(d.Flags, "--data")
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // Logger builds the process logger from the configuration.
 func (c Config) Logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.LogLevel}

@@ -1,8 +1,9 @@
-// Package demosite serves the sample docs as a small web site under /demo/
-// with the chat widget on every page, so that a new install shows the
-// assistant working in a browser in one step. It renders the docs simply:
-// the navigation of docs.json, each page's Markdown with the MDX components
-// reduced to their text.
+// Package demosite serves a docs site as a small web site under /demo/ with
+// the chat widget on every page, so that a new install shows the assistant
+// working in a browser in one step. It renders the docs simply: the tabs and
+// groups of docs.json, each page's Markdown with Mintlify's common
+// components (callouts, steps, cards, tabs, code groups, accordions, fields)
+// drawn plainly, and API pages from their OpenAPI operation.
 package demosite
 
 import (
@@ -35,6 +36,8 @@ type Config struct {
 	Domain, Key string
 	// WidgetPath is the widget script's path on this server.
 	WidgetPath string
+	// Examples are the questions the widget offers; none when empty.
+	Examples []string
 }
 
 // Site is the demo site's handler.
@@ -42,8 +45,14 @@ type Site struct {
 	cfg   Config
 	title string
 	color string
-	nav   []navGroup
+	tabs  []navTab
 	pages map[string]page
+}
+
+type navTab struct {
+	Title  string
+	First  string // the tab's first page
+	Groups []navGroup
 }
 
 type navGroup struct {
@@ -58,6 +67,7 @@ type navLink struct {
 type page struct {
 	Title, Description string
 	Body               template.HTML
+	Tab                int
 }
 
 // New reads and renders every page once.
@@ -81,24 +91,43 @@ func New(cfg Config) (*Site, error) {
 		if p == nil || np.NavHidden || p.Hidden {
 			continue
 		}
+		r := &renderer{}
+		src := r.markdown(p.Body)
+		if op, ok := site.Operation(p); ok {
+			src = append(r.operation(op), src...)
+		}
 		var buf bytes.Buffer
-		if err := md.Convert(simplifyMDX(p.Body), &buf); err != nil {
+		if err := md.Convert(src, &buf); err != nil {
 			return nil, fmt.Errorf("render %s: %w", p.File, err)
 		}
 		title := p.Title
 		if title == "" {
 			title = np.Path
 		}
-		s.pages[np.Path] = page{Title: title, Description: p.Description, Body: template.HTML(siteLinks(buf.String()))} //nolint:gosec // goldmark escapes raw HTML (no WithUnsafe)
+		navTitle := title
+		if p.SidebarTitle != "" {
+			navTitle = p.SidebarTitle
+		}
+		// The tab is the outermost entry above the page that is not one
+		// of its groups.
+		tab := ""
+		if len(np.Breadcrumb) > len(np.Groups) {
+			tab = np.Breadcrumb[0]
+		}
+		if len(s.tabs) == 0 || s.tabs[len(s.tabs)-1].Title != tab {
+			s.tabs = append(s.tabs, navTab{Title: tab, First: np.Path})
+		}
+		t := &s.tabs[len(s.tabs)-1]
 		group := "Docs"
 		if len(np.Groups) > 0 {
 			group = np.Groups[len(np.Groups)-1]
 		}
-		if len(s.nav) == 0 || s.nav[len(s.nav)-1].Title != group {
-			s.nav = append(s.nav, navGroup{Title: group})
+		if len(t.Groups) == 0 || t.Groups[len(t.Groups)-1].Title != group {
+			t.Groups = append(t.Groups, navGroup{Title: group})
 		}
-		g := &s.nav[len(s.nav)-1]
-		g.Pages = append(g.Pages, navLink{Path: np.Path, Title: title})
+		g := &t.Groups[len(t.Groups)-1]
+		g.Pages = append(g.Pages, navLink{Path: np.Path, Title: navTitle})
+		s.pages[np.Path] = page{Title: title, Description: p.Description, Body: template.HTML(siteLinks(r.fill(buf.String()))), Tab: len(s.tabs) - 1} //nolint:gosec // goldmark escapes raw HTML (no WithUnsafe); the components' HTML is ours, its values escaped
 	}
 	if _, ok := s.pages["index"]; !ok {
 		return nil, fmt.Errorf("the demo docs have no index page")
@@ -106,65 +135,7 @@ func New(cfg Config) (*Site, error) {
 	return s, nil
 }
 
-var (
-	// jsxLine is a line holding only an MDX component's opening or closing tag.
-	jsxLine = regexp.MustCompile(`(?m)^[ \t]*</?[A-Z][A-Za-z0-9.]*(?:\s[^>]*)?/?>[ \t]*$`)
-	// cardTag is a <Card title="…" href="…"> opening tag.
-	cardTag   = regexp.MustCompile(`(?m)^[ \t]*<Card\b([^>]*)>[ \t]*$`)
-	attrTitle = regexp.MustCompile(`\btitle="([^"]*)"`)
-	attrHref  = regexp.MustCompile(`\bhref="(/[^"]*)"`)
-	importExp = regexp.MustCompile(`(?m)^(?:import|export)\s.*$`)
-	siteHref  = regexp.MustCompile(`href="/`)
-)
-
-// simplifyMDX keeps a page's Markdown and drops its components: a card
-// becomes a link line, other component tags disappear and their content
-// stays as Markdown.
-func simplifyMDX(body []byte) []byte {
-	s := importExp.ReplaceAllString(string(body), "")
-	s = cardTag.ReplaceAllStringFunc(s, func(tag string) string {
-		title := attrTitle.FindStringSubmatch(tag)
-		href := attrHref.FindStringSubmatch(tag)
-		if title == nil {
-			return ""
-		}
-		if href == nil {
-			return "\n**" + title[1] + "**  "
-		}
-		return "\n**[" + title[1] + "](" + href[1] + ")**  "
-	})
-	s = jsxLine.ReplaceAllString(s, "")
-	// Component content is indented for readability; unindented, it does
-	// not turn into code blocks. A fenced block loses its fence's indent.
-	var out strings.Builder
-	fence := "" // the open fence's indent, or "" outside a fence
-	inFence := false
-	for _, line := range strings.Split(s, "\n") {
-		trimmed := strings.TrimLeft(line, " \t")
-		switch {
-		case strings.HasPrefix(trimmed, "```"):
-			if !inFence {
-				fence = line[:len(line)-len(trimmed)]
-			}
-			inFence = !inFence
-			line = trimmed
-		case inFence:
-			line = strings.TrimPrefix(line, fence)
-		case !strings.HasPrefix(trimmed, "-") && !strings.HasPrefix(trimmed, "*") && !startsNumbered(trimmed):
-			line = trimmed
-		}
-		out.WriteString(line + "\n")
-	}
-	return []byte(out.String())
-}
-
-func startsNumbered(s string) bool {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i > 0 && i < len(s) && s[i] == '.'
-}
+var siteHref = regexp.MustCompile(`href="/`)
 
 // siteLinks points the docs' root-relative links into the demo site, and
 // lets readers ask about any code block.
@@ -182,6 +153,7 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pg, ok := s.pages[p]
 	status := http.StatusOK
 	if !ok {
+		pg.Tab = 0
 		status = http.StatusNotFound
 		pg = page{Title: "Page not found", Body: template.HTML(`<p>No page at this address. Pick one on the left.</p>`)}
 	}
@@ -194,8 +166,8 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'nonce-"+nonce+"'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	_ = pageTemplate.Execute(w, map[string]any{
-		"Site": s.title, "Color": template.CSS(s.color), "Page": pg, "Current": p, "Nav": s.nav, "Prefix": Prefix,
-		"Nonce": nonce, "Widget": s.cfg.WidgetPath, "Domain": s.cfg.Domain, "Key": s.cfg.Key,
+		"Site": s.title, "Color": template.CSS(s.color), "Page": pg, "Current": p, "Tabs": s.tabs, "Nav": s.tabs[pg.Tab].Groups, "Prefix": Prefix,
+		"Nonce": nonce, "Widget": s.cfg.WidgetPath, "Domain": s.cfg.Domain, "Key": s.cfg.Key, "Examples": strings.Join(s.cfg.Examples, "|"),
 	})
 }
 
@@ -213,35 +185,69 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <link rel="icon" href="data:,">
 <title>{{.Page.Title}} · {{.Site}} docs (docsmith demo)</title>
 <style nonce="{{.Nonce}}">
-:root { color-scheme: light dark; --accent: {{.Color}}; }
+:root { color-scheme: light dark; --accent: {{.Color}}; --line: rgba(127,127,127,.25); --soft: #f2f4f6; --side: #f7f8f9; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.6 ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; background: #fff; }
-@media (prefers-color-scheme: dark) { body { color: #e6e8eb; background: #111417; } .side { background: #171b1f !important; } pre, code { background: #1c2126 !important; } th, td { border-color: #2d333a !important; } .banner { background: #17261f !important; } }
-.banner { padding: 10px 20px; background: #eef6f1; font-size: 14px; border-bottom: 1px solid rgba(127,127,127,.25); }
+@media (prefers-color-scheme: dark) { :root { --soft: #1c2126; --side: #171b1f; } body { color: #e6e8eb; background: #111417; } .banner { background: #17261f !important; } }
+.banner { padding: 10px 20px; background: #eef6f1; font-size: 14px; border-bottom: 1px solid var(--line); }
 .banner strong { color: var(--accent); }
-.wrap { display: flex; min-height: calc(100vh - 44px); }
-.side { width: 250px; flex: none; padding: 20px; background: #f7f8f9; border-right: 1px solid rgba(127,127,127,.2); }
-.side h1 { margin: 0 0 16px; font-size: 20px; color: var(--accent); }
+header { display: flex; align-items: center; gap: 24px; padding: 0 20px; border-bottom: 1px solid var(--line); }
+header .name { margin: 0; padding: 12px 0; font-size: 20px; font-weight: 700; color: var(--accent); text-decoration: none; }
+.tabs-nav { display: flex; gap: 4px; overflow-x: auto; }
+.tabs-nav a { padding: 14px 10px 12px; color: inherit; text-decoration: none; font-size: 15px; border-bottom: 2px solid transparent; white-space: nowrap; }
+.tabs-nav a[aria-current] { border-bottom-color: var(--accent); color: var(--accent); font-weight: 600; }
+.wrap { display: flex; min-height: calc(100vh - 100px); }
+.side { width: 260px; flex: none; padding: 12px 16px 40px; background: var(--side); border-right: 1px solid var(--line); }
 .side h2 { margin: 18px 0 6px; font-size: 12px; text-transform: uppercase; letter-spacing: .06em; opacity: .7; }
 .side ul { list-style: none; margin: 0; padding: 0; }
 .side a { display: block; padding: 3px 8px; border-radius: 6px; color: inherit; text-decoration: none; font-size: 15px; }
 .side a[aria-current] { background: color-mix(in srgb, var(--accent) 15%, transparent); color: var(--accent); font-weight: 600; }
-main { flex: 1; min-width: 0; max-width: 780px; padding: 28px 36px 120px; }
+#menu, .menu-label { display: none; }
+main { flex: 1; min-width: 0; max-width: 800px; padding: 28px 36px 120px; }
 main h1 { margin-top: 0; font-size: 30px; }
 .lead { margin-top: -8px; font-size: 18px; opacity: .75; }
 a { color: var(--accent); }
-code { font: 0.9em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f2f4f6; padding: 1px 5px; border-radius: 5px; }
-pre { position: relative; background: #f2f4f6; padding: 14px 16px; border-radius: 8px; overflow-x: auto; }
+code { font: 0.9em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--soft); padding: 1px 5px; border-radius: 5px; }
+pre { position: relative; background: var(--soft); padding: 14px 16px; border-radius: 8px; overflow-x: auto; }
 pre code { padding: 0; background: none; }
-table { border-collapse: collapse; } th, td { border: 1px solid #d0d7de; padding: 5px 10px; text-align: left; }
-@media (max-width: 760px) { .wrap { display: block; } .side { width: auto; border-right: 0; } main { padding: 20px 18px 120px; } }
+table { border-collapse: collapse; display: block; overflow-x: auto; } th, td { border: 1px solid var(--line); padding: 5px 10px; text-align: left; vertical-align: top; }
+.callout { margin: 16px 0; padding: 2px 16px; border-left: 4px solid var(--accent); border-radius: 6px; background: color-mix(in srgb, var(--accent) 8%, transparent); }
+.callout-warning, .callout-danger { border-left-color: #d97706; background: color-mix(in srgb, #d97706 10%, transparent); }
+.callout-tip, .callout-check { border-left-color: #16a34a; background: color-mix(in srgb, #16a34a 9%, transparent); }
+.callout-label { margin: 10px 0 0; font-size: 13px; font-weight: 700; text-transform: uppercase; letter-spacing: .05em; opacity: .8; }
+ol.steps { list-style: none; counter-reset: step; padding-left: 0; margin: 20px 0; }
+li.step { counter-increment: step; position: relative; padding: 0 0 8px 44px; border-left: 1px solid var(--line); margin-left: 14px; }
+li.step::before { content: counter(step); position: absolute; left: -15px; top: 0; width: 30px; height: 30px; border-radius: 50%; background: var(--accent); color: #fff; font-weight: 700; text-align: center; line-height: 30px; }
+.step-title { margin: 2px 0 4px; font-weight: 650; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 12px; margin: 16px 0; }
+.card { border: 1px solid var(--line); border-radius: 10px; padding: 4px 16px; margin: 12px 0; }
+.cards .card { margin: 0; }
+.card-title { font-weight: 650; }
+.tab, .codegroup, .tabs, .accordiongroup { margin: 14px 0; }
+.tab { border: 1px solid var(--line); border-radius: 8px; padding: 0 14px; }
+.tab-title, .code-title { margin: 10px 0 -6px; font-size: 13px; font-weight: 650; opacity: .8; }
+.code-title + pre { margin-top: 12px; }
+details { border: 1px solid var(--line); border-radius: 8px; padding: 6px 14px; margin: 10px 0; } summary { cursor: pointer; font-weight: 600; }
+.field { border-bottom: 1px solid var(--line); padding: 4px 0; } .type { font-size: 13px; opacity: .7; } .required { font-size: 12px; color: #dc2626; }
+.endpoint { font-size: 15px; } .method { display: inline-block; padding: 1px 8px; border-radius: 5px; font-weight: 700; font-size: 13px; color: #fff; background: #2563eb; }
+.method-post { background: #16a34a; } .method-delete { background: #dc2626; } .method-put, .method-patch { background: #d97706; }
+@media (max-width: 760px) {
+  header { gap: 8px; padding: 0 12px; } .wrap { display: block; } .banner .more { display: none; }
+  .menu-label { display: block; padding: 8px 16px; border-bottom: 1px solid var(--line); font-weight: 600; cursor: pointer; }
+  .side { display: none; width: auto; border-right: 0; }
+  #menu:checked ~ .wrap .side { display: block; }
+  main { padding: 20px 18px 120px; }
+}
 </style>
 </head>
 <body>
-<div class="banner"><strong>docsmith demo.</strong> These are the sample docs of the demo project. Ask them a question with the chat button at the bottom right, select text to ask about it, or use “Ask about this code” on a code block.</div>
+<div class="banner"><strong>docsmith demo.</strong> This docs site is served by docsmith from the demo project's repository. Ask it a question with the chat button at the bottom right<span class="more">, select text to ask about it, or use “Ask about this code” on a code block</span>.</div>
+<header><a class="name" href="{{.Prefix}}/">{{.Site}}</a>
+{{if gt (len .Tabs) 1}}<nav class="tabs-nav" aria-label="Sections">{{range $i, $t := .Tabs}}<a href="{{$.Prefix}}/{{if ne $t.First "index"}}{{$t.First}}{{end}}"{{if eq $i $.Page.Tab}} aria-current="true"{{end}}>{{$t.Title}}</a>{{end}}</nav>{{end}}
+</header>
+<input type="checkbox" id="menu"><label class="menu-label" for="menu">☰ Pages</label>
 <div class="wrap">
 <nav class="side" aria-label="Docs">
-<h1>{{.Site}}</h1>
 {{range .Nav}}<h2>{{.Title}}</h2>
 <ul>{{range .Pages}}<li><a href="{{$.Prefix}}/{{if ne .Path "index"}}{{.Path}}{{end}}"{{if eq .Path $.Current}} aria-current="page"{{end}}>{{.Title}}</a></li>{{end}}</ul>
 {{end}}</nav>
@@ -252,8 +258,8 @@ table { border-collapse: collapse; } th, td { border: 1px solid #d0d7de; padding
 </main>
 </div>
 <script async src="{{.Widget}}" data-domain="{{.Domain}}" data-key="{{.Key}}" data-title="{{.Site}} docs" data-color="{{.Color}}"
-  data-base-path="{{.Prefix}}" data-examples="How do I install Quill?|How do I preview my site while I write?|How do I change the theme?"
-  data-disclaimer="Demo: answers quote the sample docs (extractive mode, no LLM)."></script>
+  data-base-path="{{.Prefix}}"{{with .Examples}} data-examples="{{.}}"{{end}}
+  data-disclaimer="Demo: answers quote the docs (extractive mode, no LLM)."></script>
 </body>
 </html>
 `))

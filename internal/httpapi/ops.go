@@ -1,14 +1,15 @@
 package httpapi
 
 import (
-	_ "embed"
 	"net/http"
 
+	"github.com/docsmith/docsmith"
 	"github.com/docsmith/docsmith/internal/apperr"
 )
 
-//go:embed openapi.json
-var openAPIDocument []byte
+// openAPIDocument is the API description, read once from the docs site,
+// whose API reference is built from the same file.
+var openAPIDocument = docsmith.OpenAPIDocument()
 
 // OpenAPIDocument returns the API description served at /openapi.json.
 func OpenAPIDocument() []byte { return openAPIDocument }
