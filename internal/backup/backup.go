@@ -165,7 +165,7 @@ func Create(ctx context.Context, opts Options) (Result, error) {
 	if m.SchemaVersion, err = copyDatabase(ctx, filepath.Join(dir, DatabaseName), filepath.Join(staging, DatabaseName)); err != nil {
 		return Result{}, err
 	}
-	opts.Log.Info("backup: database copied", "duration", time.Since(started).Round(time.Millisecond))
+	opts.Log.Debug("backup: database copied", "duration", time.Since(started).Round(time.Millisecond))
 	db, err := stageFile(filepath.Join(staging, DatabaseName), "", DatabaseName)
 	if err != nil {
 		return Result{}, err
