@@ -114,6 +114,9 @@ func Restore(ctx context.Context, opts RestoreOptions) (RestoreResult, error) {
 	if exists {
 		staging, err = os.MkdirTemp(dir, tempPrefix+"restore-")
 	} else {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return res, fmt.Errorf("restore: %w", err)
+		}
 		staging, err = os.MkdirTemp(filepath.Dir(dir), tempPrefix+"restore-")
 	}
 	if err != nil {
