@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/docsmith/docsmith/internal/assistant"
 	"github.com/docsmith/docsmith/internal/checkrun"
 	"github.com/docsmith/docsmith/internal/config"
+	"github.com/docsmith/docsmith/internal/datadir"
 	"github.com/docsmith/docsmith/internal/freshness"
 	"github.com/docsmith/docsmith/internal/prcheck"
 	"github.com/docsmith/docsmith/internal/ratelimit"
@@ -110,6 +112,8 @@ type Backend struct {
 
 	redis   *redislimit.Store
 	signals *postgres.Signals
+	// dirLock is the SQLite data directory's shared lock.
+	dirLock *datadir.Lock
 	// tenants keeps the keys, projects and domains requests look up;
 	// PostgreSQL's change feed invalidates it, and with SQLite it reads
 	// the store's change counter.
@@ -139,13 +143,19 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 	b.semantic = sem
 	redisPrefix := "{docsmith}:ratelimit:"
 	if cfg.DatabaseURL == "" {
+		// Held until Close: docsmith restore refuses a directory in use.
+		if b.dirLock, err = lockDataDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
 		local, err := sqlite.OpenWith(ctx, cfg.DataDir, sqlite.Options{AllowNew: cfg.AllowNewDatabase})
 		if errors.Is(err, sqlite.ErrDatabaseLost) {
+			_ = b.dirLock.Release()
 			return nil, fmt.Errorf("%w; restore %s from a backup, "+
 				"or start with an empty database, losing every organization, key and job, with --allow-new-database=true (DOCSMITH_ALLOW_NEW_DATABASE=true)",
 				err, filepath.Join(cfg.DataDir, sqlite.FileName))
 		}
 		if err != nil {
+			_ = b.dirLock.Release()
 			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 		}
 		b.Local = local
@@ -289,7 +299,17 @@ func (b *Backend) Close() error {
 	if b.Local != nil {
 		errs = append(errs, b.Local.Close())
 	}
+	errs = append(errs, b.dirLock.Release())
 	return errors.Join(errs...)
+}
+
+// lockDataDir takes the data directory's shared lock, creating the
+// directory if needed.
+func lockDataDir(dir string) (*datadir.Lock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	return datadir.Share(dir)
 }
 
 // runsWorkers reports whether this process runs agent turns.

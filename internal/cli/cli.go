@@ -39,6 +39,8 @@ const usage = `docsmith: documentation agent jobs and assistant
 Usage:
   docsmith serve [--addr 127.0.0.1:8080] [--data DIR] [options]   run the API and workers
   docsmith migrate [--data DIR]                                    bring the database schema up to date
+  docsmith backup --to FILE [--data DIR] [--force]                 copy the SQLite data directory, while the server runs
+  docsmith restore --from FILE --data DIR [--force]                make a data directory from a backup (never a live one)
   docsmith config show [options]                                   print the configuration, secrets masked
   docsmith org create ORG | org list
   docsmith project create --org ORG --id PROJECT --repo URL_OR_PATH [--ref main]
@@ -144,6 +146,10 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		})
 	case "config show":
 		return configShow(rest, env)
+	case "backup":
+		return backupCommand(ctx, rest, env)
+	case "restore":
+		return restoreCommand(ctx, rest, env)
 	case "org create":
 		return orgCreate(ctx, rest, env)
 	case "org list":
