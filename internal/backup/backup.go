@@ -340,9 +340,9 @@ func stageFile(src, staging, name string) (File, error) {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return File{}, fmt.Errorf("backup: %w", err)
 		}
-		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return File{}, fmt.Errorf("backup: %w", err)
+		out, openErr := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if openErr != nil {
+			return File{}, fmt.Errorf("backup: %w", openErr)
 		}
 		n, err = io.Copy(io.MultiWriter(out, h), in)
 		if cerr := out.Close(); err == nil {
