@@ -273,7 +273,8 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if _, set := env.LookupEnv("GOGC"); !set { // GOGC replaces the floor
 		defer gcfloor.Start(gcfloor.ServerFloor)()
 	}
-	m := &app.Main{Config: cfg, Log: cfg.Logger(env.Stderr), Out: env.Stdout}
+	build := readBuildInfo()
+	m := &app.Main{Config: cfg, Log: cfg.Logger(env.Stderr), Out: env.Stdout, Version: build.Version, Commit: build.Commit}
 	if err := m.Start(ctx); err != nil {
 		return err
 	}
