@@ -100,7 +100,9 @@ func TestMigrationsDryRunAndNewerSchema(t *testing.T) {
 	}
 	latest := known[len(known)-1].Version
 
-	st, err := Migrations(ctx, url)
+	// A pool's parameter in the URL, as Open takes it, is no setting of
+	// the server's.
+	st, err := Migrations(ctx, url+"&pool_max_conns=3")
 	if err != nil {
 		t.Fatal(err)
 	}

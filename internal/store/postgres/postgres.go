@@ -203,10 +203,13 @@ func Migrations(ctx context.Context, url string) (migration.Status, error) {
 	if err != nil {
 		return migration.Status{}, err
 	}
-	cfg, err := pgx.ParseConfig(url)
+	// As Open does, so that the pool's own parameters are not sent to the
+	// server as settings.
+	poolCfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return migration.Status{}, errors.New("the database URL is not a valid postgres:// URL: check its host, port, database and query parameters")
 	}
+	cfg := poolCfg.ConnConfig
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return migration.Status{}, fmt.Errorf("connect to postgres at %s: %w", describe(cfg), err)
