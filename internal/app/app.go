@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,9 @@ type Main struct {
 	// DemoDocs is the docs site a first start's demo project begins with,
 	// and the demo page shows; nil means docsmith's own docs.
 	DemoDocs fs.FS
+	// Version and Commit name this build on /metrics, as the labels of
+	// docsmith_build_info; empty ones read "unknown".
+	Version, Commit string
 
 	backend  *Backend
 	fresh    *freshness.Service
@@ -126,7 +130,12 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 
 	hub := b.Hub
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "docsmith_build_info",
+			Help:        "Always 1; its labels name the version and commit this process runs.",
+			ConstLabels: prometheus.Labels{"version": cmp.Or(m.Version, "unknown"), "commit": cmp.Or(m.Commit, "unknown")},
+		}, func() float64 { return 1 }))
 	if b.Local != nil {
 		// Group commit at work: fewer commits than transactions.
 		local := b.Local

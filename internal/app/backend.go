@@ -27,6 +27,7 @@ import (
 	"github.com/docsmith/docsmith/internal/ratelimit"
 	redislimit "github.com/docsmith/docsmith/internal/ratelimit/redis"
 	"github.com/docsmith/docsmith/internal/search"
+	"github.com/docsmith/docsmith/internal/store/migration"
 	"github.com/docsmith/docsmith/internal/store/postgres"
 	"github.com/docsmith/docsmith/internal/store/sqlite"
 	"github.com/docsmith/docsmith/internal/store/writehealth"
@@ -126,6 +127,34 @@ type Backend struct {
 	wg       sync.WaitGroup
 }
 
+// sqliteOpenError explains why the data directory's database did not open.
+func sqliteOpenError(cfg config.Config, err error) error {
+	if errors.Is(err, sqlite.ErrDatabaseLost) {
+		return fmt.Errorf("%w; restore %s from a backup, "+
+			"or start with an empty database, losing every organization, key and job, with --allow-new-database=true (DOCSMITH_ALLOW_NEW_DATABASE=true)",
+			err, filepath.Join(cfg.DataDir, sqlite.FileName))
+	}
+	return fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+}
+
+// Migrations reports where the configured database stands against this
+// docsmith's schema migrations, applying none (OpenBackend applies them).
+// A database a newer docsmith migrated is a *migration.TooNewError.
+func Migrations(ctx context.Context, cfg config.Config) (migration.Status, error) {
+	if cfg.DatabaseURL == "" {
+		st, err := sqlite.Migrations(ctx, cfg.DataDir, sqlite.Options{AllowNew: cfg.AllowNewDatabase})
+		if err != nil {
+			return st, sqliteOpenError(cfg, err)
+		}
+		return st, nil
+	}
+	st, err := postgres.Migrations(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return st, fmt.Errorf("open the database: %w", err)
+	}
+	return st, nil
+}
+
 // OpenBackend opens the configured stores and brings their schemas up to
 // date. Close releases them.
 func OpenBackend(ctx context.Context, cfg config.Config, log *slog.Logger) (*Backend, error) {
@@ -148,15 +177,9 @@ func openBackend(ctx context.Context, cfg config.Config, log *slog.Logger, reg p
 			return nil, err
 		}
 		local, err := sqlite.OpenWith(ctx, cfg.DataDir, sqlite.Options{AllowNew: cfg.AllowNewDatabase})
-		if errors.Is(err, sqlite.ErrDatabaseLost) {
-			_ = b.dirLock.Release()
-			return nil, fmt.Errorf("%w; restore %s from a backup, "+
-				"or start with an empty database, losing every organization, key and job, with --allow-new-database=true (DOCSMITH_ALLOW_NEW_DATABASE=true)",
-				err, filepath.Join(cfg.DataDir, sqlite.FileName))
-		}
 		if err != nil {
 			_ = b.dirLock.Release()
-			return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+			return nil, sqliteOpenError(cfg, err)
 		}
 		b.Local = local
 		b.memory = search.NewMemory(local, memoryConfig(cfg, sem, log))

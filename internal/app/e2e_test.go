@@ -374,7 +374,7 @@ func (s *server) start() {
 	if err != nil {
 		s.t.Fatalf("load config: %v", err)
 	}
-	m := &app.Main{Config: cfg, Log: cfg.Logger(s.logs), Runner: testRunner{}}
+	m := &app.Main{Config: cfg, Log: cfg.Logger(s.logs), Runner: testRunner{}, Version: "v1.2.3-test", Commit: "0123abc"}
 	if err := m.Start(s.t.Context()); err != nil {
 		s.t.Fatalf("start: %v", err)
 	}
@@ -960,7 +960,8 @@ func TestOperations(t *testing.T) {
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Errorf("metrics Content-Type %q", ct)
 	}
-	for _, want := range []string{"docsmith_http_requests_total", `route="GET /healthz"`, `status="401"`, "docsmith_http_request_duration_seconds"} {
+	for _, want := range []string{"docsmith_http_requests_total", `route="GET /healthz"`, `status="401"`, "docsmith_http_request_duration_seconds",
+		`docsmith_build_info{commit="0123abc",version="v1.2.3-test"} 1`} {
 		if !bytes.Contains(r.body, []byte(want)) {
 			t.Errorf("metrics do not contain %s", want)
 		}

@@ -38,7 +38,7 @@ const usage = `docsmith: documentation agent jobs and assistant
 
 Usage:
   docsmith serve [--addr 127.0.0.1:8080] [--data DIR] [options]   run the API and workers
-  docsmith migrate [--data DIR]                                    bring the database schema up to date
+  docsmith migrate [--dry-run] [--data DIR]                        bring the database schema up to date (--dry-run: list what is pending)
   docsmith backup --to FILE [--data DIR] [--force]                 copy the SQLite data directory, while the server runs
   docsmith restore --from FILE --data DIR [--force]                make a data directory from a backup (never a live one)
   docsmith config show [options]                                   print the configuration, secrets masked
@@ -78,7 +78,7 @@ Usage:
                                                                    answer the domain's checks on a ref; exit 1 on a regression
                                                                    (--url, --key to run on a server, as for jobs; else --data)
   docsmith ask --domain D [--thread ID] "QUESTION"                 stream an assistant answer (--key or DOCSMITH_ASSISTANT_KEY)
-  docsmith version
+  docsmith version [--format text|json]                            the version, commit and Go version of this binary
 
 Every command finds its state through --data DIR or DOCSMITH_DATA_DIR (default ./data).
 'docsmith serve --help' lists every option with its environment variable and default.
@@ -140,10 +140,7 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 	case "serve":
 		return serve(ctx, rest, env)
 	case "migrate":
-		return withStore(ctx, "migrate", rest, env, nil, func(*tenant.Service, []string) error {
-			fmt.Fprintln(env.Stdout, "database schema is up to date")
-			return nil
-		})
+		return migrate(ctx, rest, env)
 	case "config show":
 		return configShow(rest, env)
 	case "backup":
@@ -187,8 +184,7 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 	case "export llms-txt":
 		return exportLLMsTxt(ctx, rest, env)
 	case "version":
-		fmt.Fprintln(env.Stdout, "docsmith", Version)
-		return nil
+		return versionCommand(rest, env)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
@@ -283,7 +279,8 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if _, set := env.LookupEnv("GOGC"); !set { // GOGC replaces the floor
 		defer gcfloor.Start(gcfloor.ServerFloor)()
 	}
-	m := &app.Main{Config: cfg, Log: cfg.Logger(env.Stderr), Out: env.Stdout}
+	build := readBuildInfo()
+	m := &app.Main{Config: cfg, Log: cfg.Logger(env.Stderr), Out: env.Stdout, Version: build.Version, Commit: build.Commit}
 	if err := m.Start(ctx); err != nil {
 		return err
 	}

@@ -18,11 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"log/slog"
-	"path"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +30,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/store/migration"
 	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -142,12 +140,14 @@ func (s *Store) Close() error {
 // deployment however it reaches the server.
 func (s *Store) Name() string { return s.dbName + "." + s.schema }
 
+// migrate applies the migrations the schema lacks, each in its own
+// transaction, under a lock so that replicas starting together apply each
+// once, and refuses a schema a newer docsmith has migrated.
 func (s *Store) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	ms, err := migration.Load(migrations, "migrations/*.sql")
 	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
+		return err
 	}
-	sort.Strings(names)
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("acquire a connection to migrate: %w", err)
@@ -170,35 +170,75 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	for _, name := range names {
-		base := path.Base(name)
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number: %w", base, err)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return fmt.Errorf("read migration %s: %w", base, err)
-		}
-		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			var applied bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&applied); err != nil {
+	applied, err := appliedVersions(ctx, conn.Conn())
+	if err != nil {
+		return err
+	}
+	st, err := migration.Plan(ms, applied)
+	if err != nil {
+		return err
+	}
+	for _, m := range st.Pending {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
-			if applied {
-				return nil
-			}
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, version)
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, m.Version)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("apply migration %s: %w", base, err)
+			return fmt.Errorf("apply migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
 	return nil
+}
+
+// Migrations reports where the schema of the database at url stands
+// against this docsmith's migrations, changing nothing: a schema without
+// docsmith's tables is at version 0 with every migration pending. It
+// returns a *migration.TooNewError for a schema a newer docsmith has
+// migrated.
+func Migrations(ctx context.Context, url string) (migration.Status, error) {
+	ms, err := migration.Load(migrations, "migrations/*.sql")
+	if err != nil {
+		return migration.Status{}, err
+	}
+	// As Open does, so that the pool's own parameters are not sent to the
+	// server as settings.
+	poolCfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return migration.Status{}, errors.New("the database URL is not a valid postgres:// URL: check its host, port, database and query parameters")
+	}
+	cfg := poolCfg.ConnConfig
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return migration.Status{}, fmt.Errorf("connect to postgres at %s: %w", describe(cfg), err)
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	var table *string
+	if err := conn.QueryRow(ctx, `SELECT to_regclass(quote_ident(current_schema()) || '.schema_migrations')::text`).Scan(&table); err != nil {
+		return migration.Status{}, fmt.Errorf("postgres at %s: find schema_migrations: %w", describe(cfg), err)
+	}
+	var applied []int
+	if table != nil {
+		if applied, err = appliedVersions(ctx, conn); err != nil {
+			return migration.Status{}, fmt.Errorf("postgres at %s: %w", describe(cfg), err)
+		}
+	}
+	return migration.Plan(ms, applied)
+}
+
+// appliedVersions reads schema_migrations.
+func appliedVersions(ctx context.Context, conn *pgx.Conn) ([]int, error) {
+	rows, err := conn.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	return versions, nil
 }
 
 // tx runs fn in a transaction. A deadlock or serialization failure, which

@@ -3,7 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/docsmith/docsmith/internal/agentjob"
+	"github.com/docsmith/docsmith/internal/store/migration"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
 
@@ -89,4 +93,102 @@ func databaseBefore(t *testing.T, dir, version string) (db *sql.DB, exec func(q 
 		exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, strings.SplitN(filepath.Base(name), "_", 2)[0])
 	}
 	return db, exec
+}
+
+// TestMigrationsDryRun: Migrations lists what an older database lacks and
+// applies none of it; a new directory has everything pending and is left
+// without a database.
+func TestMigrationsDryRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	known, err := migration.Load(migrations, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := known[len(known)-1].Version
+
+	empty := filepath.Join(t.TempDir(), "data")
+	st, err := Migrations(ctx, empty, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Current != 0 || st.Latest != latest || len(st.Pending) != len(known) {
+		t.Errorf("new directory: current %d, latest %d, %d pending; want 0, %d, %d", st.Current, st.Latest, len(st.Pending), latest, len(known))
+	}
+	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dry run made the data directory: %v", err)
+	}
+
+	dir := t.TempDir()
+	db, _ := databaseBefore(t, dir, "0011")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first run must have changed nothing
+		st, err := Migrations(ctx, dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Current != 10 || len(st.Pending) != latest-10 || st.Pending[0].Version != 11 || st.Pending[0].Name != "workflows" {
+			t.Fatalf("database before 0011: current %d, pending %+v", st.Current, st.Pending)
+		}
+	}
+
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = Migrations(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Current != latest || len(st.Pending) != 0 {
+		t.Errorf("after Open: current %d, pending %+v; want %d, none", st.Current, st.Pending, latest)
+	}
+}
+
+// TestOpenRefusesNewerDatabase: a database a newer docsmith migrated (its
+// schema_migrations holds a version this one does not know) is refused by
+// Open and by Migrations, with the versions and what to do, and left as it was.
+func TestOpenRefusesNewerDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	known, err := migration.Load(migrations, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := known[len(known)-1].Version
+	db, err := sql.Open("sqlite", "file:"+uriPath(filepath.Join(dir, FileName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, latest+3); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	want := fmt.Sprintf("the database is at schema version %d, this docsmith knows up to %d: it was upgraded by a newer docsmith; run that version or restore a backup", latest+3, latest)
+	_, openErr := Open(ctx, dir)
+	_, dryErr := Migrations(ctx, dir, Options{})
+	for name, err := range map[string]error{"Open": openErr, "Migrations": dryErr} {
+		var tooNew *migration.TooNewError
+		if !errors.As(err, &tooNew) || tooNew.Database != latest+3 || tooNew.Known != latest {
+			t.Errorf("%s = %v, want a TooNewError", name, err)
+		} else if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s = %q, want it to say %q", name, err, want)
+		}
+	}
 }

@@ -9,12 +9,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/docsmith/docsmith/internal/agentjob"
 	"github.com/docsmith/docsmith/internal/ratelimit"
+	"github.com/docsmith/docsmith/internal/store/migration"
 	"github.com/docsmith/docsmith/internal/store/writehealth"
 	"github.com/docsmith/docsmith/internal/tenant"
 )
@@ -148,44 +147,108 @@ func (s *Store) Close() error {
 	return errors.Join(s.write.close(), s.checkpoint.close(), s.read.closeAll(), s.writeDB.Close())
 }
 
+// migrate applies the migrations the database lacks, each in its own
+// transaction, and refuses a database a newer docsmith has migrated.
 func (s *Store) migrate(ctx context.Context) error {
+	ms, err := migration.Load(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
 	if _, err := s.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	var applied []int
+	err = s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		applied, err = appliedVersions(ctx, tx)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
+		return err
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := filepath.Base(name)
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number: %w", base, err)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return fmt.Errorf("read migration %s: %w", base, err)
-		}
+	st, err := migration.Plan(ms, applied)
+	if err != nil {
+		return err
+	}
+	for _, m := range st.Pending {
 		err = s.writeTx(ctx, func(ctx context.Context, tx *wtx) error {
+			// Another process on the same file may have applied it since.
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, toMicros(time.Now()))
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.Version, toMicros(time.Now()))
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("apply migration %s: %w", base, err)
+			return fmt.Errorf("apply migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
 	return nil
+}
+
+// Migrations reports where the database in dir stands against this
+// docsmith's migrations, changing nothing: a directory with no database yet
+// is at version 0 with every migration pending. Like Open, it refuses a
+// directory whose database is lost (unless opts.AllowNew), and returns a *migration.TooNewError
+// for a database a newer docsmith has migrated.
+func Migrations(ctx context.Context, dir string, opts Options) (migration.Status, error) {
+	ms, err := migration.Load(migrations, "migrations/*.sql")
+	if err != nil {
+		return migration.Status{}, err
+	}
+	path := filepath.Join(dir, FileName)
+	if err := checkMarker(dir, path, filepath.Join(dir, MarkerName), opts.AllowNew); err != nil {
+		return migration.Status{}, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return migration.Plan(ms, nil)
+	}
+	db, err := sql.Open("sqlite", "file:"+uriPath(path)+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return migration.Status{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer func() { _ = db.Close() }()
+	var exists int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&exists); err != nil {
+		return migration.Status{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	var applied []int
+	if exists > 0 {
+		if applied, err = appliedVersions(ctx, db); err != nil {
+			return migration.Status{}, err
+		}
+	}
+	return migration.Plan(ms, applied)
+}
+
+// appliedVersions reads schema_migrations.
+func appliedVersions(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) ([]int, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	var versions []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("read schema_migrations: %w", err)
+		}
+		versions = append(versions, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	return versions, nil
 }
 
 // writeTx runs fn as one write transaction through the writer (see
