@@ -139,7 +139,7 @@ func TestMarkdownOnEverySurface(t *testing.T) {
 	}
 
 	// llms.txt links each page to its Markdown, which the page endpoint
-	// serves under the same path (the proxy rule of the README).
+	// serves under the same path (the proxy rule of docs/assistant/mcp-and-llms-txt.mdx).
 	index := s.get("/discovery/v1/llms.txt/kettle", "")
 	expectStatus(t, index, http.StatusOK)
 	for link, pagePath := range map[string]string{

@@ -125,7 +125,7 @@ func TestWidgetProofOfWorkInBrowser(t *testing.T) {
 	}
 	// The time between the challenge and the solved question is the
 	// browser's work; the solution's number is how many hashes it took.
-	// The README quotes the rates.
+	// The widget page (docs/assistant/widget.mdx) quotes the rates.
 	for _, w := range []struct {
 		name  string
 		solve int

@@ -236,7 +236,7 @@ func TestScheduleRunsDueDomains(t *testing.T) {
 }
 
 // alertReceiver is a team's webhook receiver on a local server: it checks
-// the signature as the README tells a team to, and keeps the bodies.
+// the signature as the answer checks page tells a team to, and keeps the bodies.
 type alertReceiver struct {
 	t      *testing.T
 	secret string

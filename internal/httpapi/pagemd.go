@@ -27,7 +27,7 @@ const maxPagePathBytes = 1024
 // key. A path ending in ".md", or a request that accepts text/markdown,
 // gets the page's Markdown itself; any other gets the JSON {path, content}.
 // This is where a docs site sends "{page URL}.md", the URL its llms.txt
-// links to (see the README for the proxy rule).
+// links to (see docs/assistant/mcp-and-llms-txt.mdx for the proxy rule).
 func (s *Server) pageByPath(w http.ResponseWriter, r *http.Request) error {
 	err := s.servePageByPath(w, r)
 	if apperr.Is(err, apperr.NotFound) {

@@ -51,7 +51,7 @@ func Index(c search.SiteCatalog, name string) []byte {
 // its URL with ".md" added, as agents look for it, and its path's
 // "index.md" for an index page, whose URL is its folder's. A docs site
 // sends these URLs to the page endpoint (GET /discovery/v1/page/{domain}/
-// {path}.md; the README has the proxy rule).
+// {path}.md; docs/assistant/mcp-and-llms-txt.mdx has the proxy rule).
 func MarkdownURL(p search.CatalogPage) string {
 	if p.Path == "index" || strings.HasSuffix(p.Path, "/index") {
 		return strings.TrimRight(p.URL, "/") + "/index.md"

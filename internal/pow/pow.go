@@ -24,7 +24,7 @@ const (
 	// TTL is how long a challenge may be solved and used.
 	TTL = 5 * time.Minute
 	// DefaultMaxNumber is the default complexity: a browser tries half of
-	// it on average (see the README for what that costs a reader).
+	// it on average (see docs/assistant/widget.mdx for what that costs a reader).
 	DefaultMaxNumber = 50_000
 	// KeyName is the name the generated signing key is stored under.
 	KeyName = "pow_hmac"

@@ -11,7 +11,7 @@ import (
 )
 
 // Usage lists the command forms, for the error on an instruction that is not
-// understood and for the README.
+// understood and for the models page (docs/agent/models.mdx).
 const Usage = `The builtin model understands one command per line (or separated by ';'):
   replace "OLD" with "NEW" in PATH          replace text in one page
   replace "OLD" with "NEW" everywhere       replace text in every page
