@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/docsmith/docsmith/internal/workspace"
 )
 
 // LockName is the lock file inside the data directory. It holds nothing:
@@ -23,7 +25,7 @@ var (
 	// ErrRestoring is a data directory a restore holds.
 	ErrRestoring = errors.New("the data directory is being restored")
 	// ErrNoLocks is a system without flock: processes cannot be kept apart.
-	ErrNoLocks = errors.New("this system has no file locks")
+	ErrNoLocks = workspace.ErrNoLocks
 )
 
 // Lock is a lock taken on a data directory.
@@ -39,10 +41,10 @@ func Share(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch err := tryLock(f, false); {
+	switch err := workspace.Flock(f, false); {
 	case err == nil, errors.Is(err, ErrNoLocks):
 		return &Lock{f: f}, nil
-	case errors.Is(err, errWouldBlock):
+	case errors.Is(err, workspace.ErrLocked):
 		_ = f.Close()
 		return nil, fmt.Errorf("%w: %s; start docsmith again once it is done", ErrRestoring, dir)
 	default:
@@ -59,10 +61,10 @@ func Exclusive(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch err := tryLock(f, true); {
+	switch err := workspace.Flock(f, true); {
 	case err == nil:
 		return &Lock{f: f}, nil
-	case errors.Is(err, errWouldBlock):
+	case errors.Is(err, workspace.ErrLocked):
 		_ = f.Close()
 		return nil, fmt.Errorf("%w: %s (a server, or a docsmith command, holds %s); stop it first", ErrInUse, dir, LockName)
 	case errors.Is(err, ErrNoLocks):
@@ -98,6 +100,3 @@ func openLockFile(dir string) (*os.File, error) {
 	}
 	return f, nil
 }
-
-// errWouldBlock is a lock another open file holds.
-var errWouldBlock = errors.New("locked")

@@ -4,5 +4,5 @@ package workspace
 
 import "os"
 
-// TryLock cannot lock without flock: it says so with ErrNoLocks.
-func TryLock(*os.File) error { return ErrNoLocks }
+// Flock cannot lock without flock: it says so with ErrNoLocks.
+func Flock(*os.File, bool) error { return ErrNoLocks }

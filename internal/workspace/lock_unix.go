@@ -8,11 +8,16 @@ import (
 	"syscall"
 )
 
-// TryLock takes an exclusive flock on f without waiting. Another open file
-// holding it, in this process or another, gives ErrLocked.
-func TryLock(f *os.File) error {
+// Flock takes an flock on f, exclusive or shared, without waiting. Another
+// open file holding it in a way that excludes this one, in this process or
+// another, gives ErrLocked.
+func Flock(f *os.File, exclusive bool) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return nil

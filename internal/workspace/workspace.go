@@ -139,7 +139,10 @@ func removeIfStale(dir string) (bool, error) {
 	return true, nil
 }
 
-// TryLock's errors: the lock is held by another open file (in this
+// TryLock takes an exclusive flock on f without waiting (see Flock).
+func TryLock(f *os.File) error { return Flock(f, true) }
+
+// Flock's and TryLock's errors: the lock is held by another open file (in this
 // process or another), or this system has no flock.
 var (
 	ErrLocked  = errors.New("held by a live process")
